@@ -1,0 +1,58 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
+let package = Package(
+    name: "Folio",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "folio", targets: ["folio"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFUSE",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        .target(
+            name: "FolioCore",
+            dependencies: [
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "FolioStore",
+            dependencies: ["FolioCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(name: "FolioSync", dependencies: ["FolioCore"], swiftSettings: strict),
+        .target(name: "FolioProviderLocal", dependencies: ["FolioCore"], swiftSettings: strict),
+        .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
+        .target(
+            name: "FolioDaemon",
+            dependencies: ["FolioCore", "FolioStore", "FolioSync", "FolioProviderLocal", "FolioFUSE"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "folio",
+            dependencies: ["FolioDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .target(name: "FolioTesting", dependencies: ["FolioCore"], swiftSettings: strict),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore", "FolioTesting", "FolioStore", "FolioSync"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioStore", "FolioCore"]),
+        .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
+        .testTarget(name: "FolioMountTests", dependencies: ["FolioCore", "FolioProviderLocal", "FolioTesting"]),
+    ]
+)

@@ -1,0 +1,44 @@
+#ifndef FOLIO_CFUSE_SHIM_H
+#define FOLIO_CFUSE_SHIM_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <sys/xattr.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef XATTR_CREATE
+#define XATTR_CREATE 0x1
+#endif
+#ifndef XATTR_REPLACE
+#define XATTR_REPLACE 0x2
+#endif
+
+static const unsigned int cfuse_rename_noreplace = RENAME_NOREPLACE;
+static const unsigned int cfuse_rename_exchange = RENAME_EXCHANGE;
+static const int cfuse_xattr_create = XATTR_CREATE;
+static const int cfuse_xattr_replace = XATTR_REPLACE;
+
+/// FUSE_ARGS_INIT is a macro; build an empty argument vector.
+static inline struct fuse_args cfuse_args_init(int argc, char **argv) {
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    return args;
+}
+
+/// Sets the fd-backed buffer vector for a zero-copy read reply.
+static inline int cfuse_reply_fd(fuse_req_t req, int fd, off_t offset, size_t size) {
+    struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buf.buf[0].fd = fd;
+    buf.buf[0].pos = offset;
+    return fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+#endif

@@ -1,0 +1,47 @@
+/// Everything the store keeps, as loaded at start.
+public struct StoreSnapshot: Sendable {
+    /// All nodes.
+    public var nodes: [Node]
+    /// Deletes waiting for upload.
+    public var tombstones: [Tombstone]
+    /// Small named values (sync anchors, counters).
+    public var values: [String: String]
+
+    /// Creates a snapshot.
+    public init(nodes: [Node] = [], tombstones: [Tombstone] = [], values: [String: String] = [:]) {
+        self.nodes = nodes
+        self.tombstones = tombstones
+        self.values = values
+    }
+}
+
+/// A set of changes written in one transaction.
+public struct StoreBatch: Sendable {
+    /// Nodes to insert or replace.
+    public var upserts: [Node] = []
+    /// Inode numbers of nodes to delete.
+    public var deletes: [UInt64] = []
+    /// Tombstones to insert or replace.
+    public var tombstoneUpserts: [Tombstone] = []
+    /// Item ids of tombstones to drop.
+    public var tombstoneDeletes: [ItemID] = []
+    /// Named values to set.
+    public var values: [String: String] = [:]
+
+    /// An empty batch.
+    public init() {}
+
+    /// Whether the batch changes nothing.
+    public var isEmpty: Bool {
+        upserts.isEmpty && deletes.isEmpty && tombstoneUpserts.isEmpty && tombstoneDeletes.isEmpty && values.isEmpty
+    }
+}
+
+/// Persistent metadata: nodes, tombstones and named values. Implementations must make a batch atomic, and
+/// durable on disk before returning when `durable` is true (a commit) — at least crash-safe otherwise.
+public protocol MetadataStore: Sendable {
+    /// Reads everything.
+    func load() throws(FolioError) -> StoreSnapshot
+    /// Applies a batch in one transaction.
+    func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError)
+}

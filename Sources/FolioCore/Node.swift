@@ -1,0 +1,112 @@
+/// The local record of one item in the namespace: what `stat` shows, where its content is, and what still
+/// has to reach the provider. Persisted by the ``MetadataStore``; keyed by its inode number.
+public struct Node: Hashable, Sendable, Codable {
+    /// The inode number, stable for the life of the node. 1 is the full view's root.
+    public var ino: UInt64
+    /// The item's id, shared with the provider.
+    public var itemID: ItemID
+    /// The container the item belongs to.
+    public var container: ContainerID
+    /// The parent's inode number; 0 for a node outside the full view (a private container's root).
+    public var parent: UInt64
+    /// The name in the parent.
+    public var name: String
+    /// What kind of item this is.
+    public var kind: ItemKind
+    /// Content size in bytes of the current committed version.
+    public var size: Int64
+    /// Last content modification.
+    public var modificationTime: Timestamp
+    /// Last status change.
+    public var changeTime: Timestamp
+    /// Last access (kept as given by `utimens`; not updated by reads).
+    public var accessTime: Timestamp
+    /// Permission bits (`0o7777`).
+    public var mode: UInt32
+    /// Owner.
+    public var uid: UInt32
+    /// Group.
+    public var gid: UInt32
+    /// Symlink target.
+    public var symlinkTarget: String?
+    /// The content lifecycle state.
+    public var state: ItemState
+    /// File name of the current committed version in the content cache; `nil` when not materialized.
+    public var contentFile: String?
+    /// Local content generation, incremented by every commit.
+    public var generation: UInt64
+    /// The provider's version this node is based on; `nil` if the item was never uploaded.
+    public var remoteVersion: String?
+    /// A rename, move, mode or time change waits for upload.
+    public var metadataDirty: Bool
+    /// Kept materialized.
+    public var pinned: Bool
+    /// Other extended attributes (`user.*`), kept with the item.
+    public var xattrs: [String: [UInt8]]
+    /// Ordering key of pending uploads: lower goes first.
+    public var dirtySequence: UInt64
+
+    /// Creates a node.
+    public init(
+        ino: UInt64, itemID: ItemID, container: ContainerID, parent: UInt64, name: String, kind: ItemKind,
+        size: Int64 = 0, modificationTime: Timestamp, changeTime: Timestamp? = nil, accessTime: Timestamp? = nil,
+        mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil,
+        state: ItemState, contentFile: String? = nil, generation: UInt64 = 0, remoteVersion: String? = nil,
+        metadataDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:], dirtySequence: UInt64 = 0
+    ) {
+        self.ino = ino
+        self.itemID = itemID
+        self.container = container
+        self.parent = parent
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime ?? modificationTime
+        self.accessTime = accessTime ?? modificationTime
+        self.mode = mode
+        self.uid = uid
+        self.gid = gid
+        self.symlinkTarget = symlinkTarget
+        self.state = state
+        self.contentFile = contentFile
+        self.generation = generation
+        self.remoteVersion = remoteVersion
+        self.metadataDirty = metadataDirty
+        self.pinned = pinned
+        self.xattrs = xattrs
+        self.dirtySequence = dirtySequence
+    }
+
+    /// Whether the provider has never seen this item.
+    public var needsCreate: Bool { remoteVersion == nil && !kind.isLocalOnly && !itemID.isContainerRoot }
+
+    /// Whether anything about this node waits for the uploader.
+    public var hasPendingUpload: Bool {
+        guard !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
+        if needsCreate || metadataDirty { return true }
+        if case .dirty = state { return true }
+        if case .uploading = state { return true }
+        return false
+    }
+}
+
+/// A deleted item whose delete has not reached the provider yet.
+public struct Tombstone: Hashable, Sendable, Codable {
+    /// The deleted item.
+    public var itemID: ItemID
+    /// Its container.
+    public var container: ContainerID
+    /// The provider version the delete is based on.
+    public var remoteVersion: String?
+    /// Ordering key among pending uploads.
+    public var sequence: UInt64
+
+    /// Creates a tombstone.
+    public init(itemID: ItemID, container: ContainerID, remoteVersion: String?, sequence: UInt64) {
+        self.itemID = itemID
+        self.container = container
+        self.remoteVersion = remoteVersion
+        self.sequence = sequence
+    }
+}

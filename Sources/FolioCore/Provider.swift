@@ -1,0 +1,36 @@
+import SystemPackage
+
+/// A backend that keeps documents: the local directory, WebDAV, S3.
+///
+/// Every call may fail with ``FolioError`` (`.offline`, `.providerFailure`, `.conflict`, `.notFound`,
+/// `.nameNotStorable`, ...). Calls are cancellable through task cancellation.
+public protocol Provider: Sendable {
+    /// The containers the remote holds (the Drive container always among them).
+    func listContainers() async throws -> [Container]
+
+    /// Every item of a container (metadata only) and an anchor for ``changes(in:since:)``.
+    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor)
+
+    /// Changes in a container since `anchor`.
+    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges
+
+    /// Writes the content of a file to `destination` (created or truncated), calling `progress` with the
+    /// number of bytes written so far. Fails with `.conflict` if the item's version is no longer `version`.
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem
+
+    /// Creates an item; a retry of a create that already happened returns the existing item.
+    func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem
+
+    /// Changes an item's metadata and/or content. Fails with `.conflict` when the remote version is no longer
+    /// `baseVersion` and content is sent (the remote change is never overwritten).
+    func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem
+
+    /// Deletes an item (a folder must be empty). Deleting an item that is already gone succeeds.
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws
+}

@@ -1,0 +1,135 @@
+/// An item as the provider describes it: metadata only, never content.
+public struct RemoteItem: Hashable, Sendable, Codable {
+    /// The item's stable id.
+    public var id: ItemID
+    /// The container the item lives in.
+    public var container: ContainerID
+    /// The parent folder's id, or `nil` for an item directly in the container's root.
+    public var parentID: ItemID?
+    /// The item's name in its parent.
+    public var name: String
+    /// What kind of item this is (never `fifo` or `socket`: those are local only).
+    public var kind: ItemKind
+    /// Content size in bytes (0 for folders and symlinks).
+    public var size: Int64
+    /// Last content modification time.
+    public var modificationTime: Timestamp
+    /// Permission bits (`0o7777` mask).
+    public var mode: UInt32
+    /// The target of a symlink.
+    public var symlinkTarget: String?
+    /// The provider's version of the item's content; changes with every content change.
+    public var version: String
+
+    /// Creates a remote item description.
+    public init(
+        id: ItemID, container: ContainerID, parentID: ItemID?, name: String, kind: ItemKind, size: Int64,
+        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil, version: String
+    ) {
+        self.id = id
+        self.container = container
+        self.parentID = parentID
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.modificationTime = modificationTime
+        self.mode = mode
+        self.symlinkTarget = symlinkTarget
+        self.version = version
+    }
+}
+
+/// What a provider needs to create an item.
+public struct RemoteItemTemplate: Hashable, Sendable {
+    /// The id chosen on this machine; a provider that already has an item with this id at this place returns
+    /// it instead of creating a second one (so a retried create is never duplicated).
+    public var id: ItemID
+    /// The container to create the item in.
+    public var container: ContainerID
+    /// The parent folder, or `nil` for the container's root.
+    public var parentID: ItemID?
+    /// The item's name.
+    public var name: String
+    /// Kind: file, directory or symlink.
+    public var kind: ItemKind
+    /// Modification time to record.
+    public var modificationTime: Timestamp
+    /// Permission bits.
+    public var mode: UInt32
+    /// Target of a symlink.
+    public var symlinkTarget: String?
+
+    /// Creates a template.
+    public init(
+        id: ItemID, container: ContainerID, parentID: ItemID?, name: String, kind: ItemKind,
+        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil
+    ) {
+        self.id = id
+        self.container = container
+        self.parentID = parentID
+        self.name = name
+        self.kind = kind
+        self.modificationTime = modificationTime
+        self.mode = mode
+        self.symlinkTarget = symlinkTarget
+    }
+}
+
+/// Metadata changes sent with a modify; `nil` fields are left as they are.
+public struct RemoteItemChanges: Hashable, Sendable {
+    /// New container (a move across containers), if any.
+    public var container: ContainerID?
+    /// New parent; `.some(nil)` moves the item to its container's root.
+    public var parentID: ItemID??
+    /// New name.
+    public var name: String?
+    /// New permission bits.
+    public var mode: UInt32?
+    /// New modification time.
+    public var modificationTime: Timestamp?
+
+    /// Creates a change set.
+    public init(
+        container: ContainerID? = nil, parentID: ItemID?? = nil, name: String? = nil, mode: UInt32? = nil,
+        modificationTime: Timestamp? = nil
+    ) {
+        self.container = container
+        self.parentID = parentID
+        self.name = name
+        self.mode = mode
+        self.modificationTime = modificationTime
+    }
+
+    /// Whether nothing changes.
+    public var isEmpty: Bool {
+        container == nil && parentID == nil && name == nil && mode == nil && modificationTime == nil
+    }
+}
+
+/// An opaque position in a container's change history.
+public struct SyncAnchor: Hashable, Sendable, Codable {
+    /// The provider's encoding of the position.
+    public var rawValue: String
+    /// Wraps a provider's anchor.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+}
+
+/// Changes in a container since an anchor.
+public struct RemoteChanges: Sendable {
+    /// Items created or changed (metadata or content).
+    public var updated: [RemoteItem]
+    /// Ids of deleted items.
+    public var deleted: [ItemID]
+    /// The anchor to ask from next time.
+    public var anchor: SyncAnchor
+    /// When true, `updated` is the container's whole content and anything not listed was deleted.
+    public var isFullEnumeration: Bool
+
+    /// Creates a change set.
+    public init(updated: [RemoteItem], deleted: [ItemID], anchor: SyncAnchor, isFullEnumeration: Bool) {
+        self.updated = updated
+        self.deleted = deleted
+        self.anchor = anchor
+        self.isFullEnumeration = isFullEnumeration
+    }
+}
