@@ -62,7 +62,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .providerFailure: return .ioError
         case .noSpace: return .noSpace
         case .noAttribute: return .noData
-        case .range: return .resultOutOfRange
+        case .range: return .outOfRange
         case .interrupted: return .interrupted
         case .notSupported: return .notSupported
         case .badHandle: return .badFileDescriptor

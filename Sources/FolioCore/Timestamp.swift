@@ -15,13 +15,13 @@ public struct Timestamp: Hashable, Sendable, Codable, Comparable {
 
     /// The current wall-clock time.
     public static func now() -> Timestamp {
-        var ts = timespec()
+        var ts = Glibc.timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Timestamp(seconds: Int64(ts.tv_sec), nanoseconds: Int64(ts.tv_nsec))
     }
 
     /// The time as a `timespec`.
-    public var timespec: timespec { Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds)) }
+    public var timespecValue: Glibc.timespec { Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds)) }
 
     /// Total nanoseconds since the epoch.
     public var totalNanoseconds: Int64 { seconds &* 1_000_000_000 &+ nanoseconds }

@@ -1,0 +1,94 @@
+/// The in-memory state of the filesystem core, guarded by the core's lock.
+struct State: Sendable {
+    var nodes: [UInt64: Node] = [:]
+    var children: [UInt64: [String: UInt64]] = [:]
+    var byItemID: [ItemID: UInt64] = [:]
+    /// Unlinked nodes that still have open handles.
+    var orphans: [UInt64: Node] = [:]
+    var tombstones: [ItemID: Tombstone] = [:]
+    var values: [String: String] = [:]
+    var nextIno: UInt64 = 2
+    var nextSequence: UInt64 = 1
+    var nextHandle: UInt64 = 1
+    var handles: [UInt64: OpenHandle] = [:]
+    var handleCounts: [UInt64: Int] = [:]
+    var sessions: [UInt64: WriteSession] = [:]
+    var pageCaches: [UInt64: PageCacheState] = [:]
+    var progress: [UInt64: (done: Int64, total: Int64)] = [:]
+    var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+    var directoryListings: [UInt64: [ListedEntry]] = [:]
+    /// Uploads in flight, by inode (nodes) — tombstones in flight are in `deletesInFlight`.
+    var uploadsInFlight: Set<UInt64> = []
+    var deletesInFlight: Set<ItemID> = []
+    /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
+    var metadataEpochs: [UInt64: UInt64] = [:]
+    /// Provider reachability as last seen by the services.
+    var providerOnline = true
+    var lastProviderError: String?
+
+    mutating func insert(_ node: Node) {
+        nodes[node.ino] = node
+        if node.parent != 0 || node.ino != FolioFileSystem.rootIno {
+            if node.parent != 0 {
+                children[node.parent, default: [:]][node.name] = node.ino
+            }
+        }
+        if node.kind == .directory, children[node.ino] == nil {
+            children[node.ino] = [:]
+        }
+        byItemID[node.itemID] = node.ino
+        nextIno = max(nextIno, node.ino + 1)
+        nextSequence = max(nextSequence, node.dirtySequence + 1)
+    }
+
+    /// Removes a node from the namespace (not from `orphans`).
+    mutating func detach(_ ino: UInt64) {
+        guard let node = nodes.removeValue(forKey: ino) else { return }
+        if children[node.parent]?[node.name] == ino {
+            children[node.parent]?[node.name] = nil
+        }
+        if byItemID[node.itemID] == ino {
+            byItemID[node.itemID] = nil
+        }
+        if node.kind == .directory {
+            children[ino] = nil
+        }
+    }
+
+    func node(_ ino: UInt64) -> Node? {
+        nodes[ino] ?? orphans[ino]
+    }
+
+    mutating func allocateIno() -> UInt64 {
+        defer { nextIno += 1 }
+        return nextIno
+    }
+
+    mutating func allocateSequence() -> UInt64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    mutating func allocateHandle() -> UInt64 {
+        defer { nextHandle += 1 }
+        return nextHandle
+    }
+
+    func child(_ parent: UInt64, _ name: String) -> UInt64? {
+        children[parent]?[name]
+    }
+
+    /// Whether `ancestor` is `ino` or one of its ancestors.
+    func isAncestor(_ ancestor: UInt64, of ino: UInt64) -> Bool {
+        var current = ino
+        while current != 0 {
+            if current == ancestor { return true }
+            guard let node = nodes[current] else { return false }
+            current = node.parent
+        }
+        return false
+    }
+
+    /// The number of open handles of a node.
+    func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
+}

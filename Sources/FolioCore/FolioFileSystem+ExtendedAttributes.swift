@@ -1,0 +1,95 @@
+import Foundation
+
+extension FolioFileSystem {
+    /// The prefix of the attributes Folio itself provides.
+    public static let folioAttributePrefix = "user.folio."
+
+    private static let folioAttributes = [
+        "user.folio.state", "user.folio.progress", "user.folio.id", "user.folio.container", "user.folio.pinned",
+        "user.folio.version",
+    ]
+
+    /// The value of extended attribute `name`.
+    public func extendedAttribute(_ ino: UInt64, name: String) throws(FolioError) -> [UInt8] {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            if name.hasPrefix(Self.folioAttributePrefix) {
+                guard let value = folioAttribute(node, name: name, state: state) else { throw .noAttribute(name) }
+                return Array(value.utf8)
+            }
+            guard let value = node.xattrs[name] else { throw .noAttribute(name) }
+            return value
+        }
+    }
+
+    private func folioAttribute(_ node: Node, name: String, state: borrowing State) -> String? {
+        switch name {
+        case "user.folio.state": return node.state.name
+        case "user.folio.progress":
+            if let progress = state.progress[node.ino] { return "\(progress.done)/\(progress.total)" }
+            return node.state.hasLocalContent || node.kind != .file ? "\(node.size)/\(node.size)" : "0/\(node.size)"
+        case "user.folio.id": return node.itemID.rawValue
+        case "user.folio.container": return node.container.rawValue
+        case "user.folio.pinned": return node.pinned ? "1" : "0"
+        case "user.folio.version": return node.remoteVersion
+        default: return nil
+        }
+    }
+
+    /// Names of all extended attributes of a node.
+    public func extendedAttributeNames(_ ino: UInt64) throws(FolioError) -> [String] {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            let folio = Self.folioAttributes.filter { folioAttribute(node, name: $0, state: state) != nil }
+            return folio + node.xattrs.keys.sorted()
+        }
+    }
+
+    /// Sets an extended attribute. `user.folio.pinned` is settable; other `user.folio.*` are read-only;
+    /// other `user.*` attributes are kept with the item; other namespaces are not supported.
+    public func setExtendedAttribute(
+        _ ino: UInt64, name: String, value: [UInt8], mustCreate: Bool, mustReplace: Bool
+    ) throws(FolioError) {
+        guard name.hasPrefix("user.") else { throw .notSupported("only user.* attributes are stored") }
+        try state.withLock { state throws(FolioError) in
+            guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            if name == "user.folio.pinned" {
+                let text = String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard text == "1" || text == "0" else { throw .invalidArgument("user.folio.pinned takes 1 or 0") }
+                node.pinned = text == "1"
+            } else if name.hasPrefix(Self.folioAttributePrefix) {
+                throw .notPermitted("\(name) is maintained by Folio")
+            } else {
+                if mustCreate && node.xattrs[name] != nil { throw .exists(name) }
+                if mustReplace && node.xattrs[name] == nil { throw .noAttribute(name) }
+                guard value.count <= 65536 else { throw .range("attribute values are limited to 64 KiB") }
+                node.xattrs[name] = value
+            }
+            node.changeTime = .now()
+            try save(node, state: &state)
+        }
+    }
+
+    /// Removes an extended attribute.
+    public func removeExtendedAttribute(_ ino: UInt64, name: String) throws(FolioError) {
+        try state.withLock { state throws(FolioError) in
+            guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }
+            guard node.xattrs.removeValue(forKey: name) != nil else { throw .noAttribute(name) }
+            node.changeTime = .now()
+            try save(node, state: &state)
+        }
+    }
+
+    /// Persists a changed node (in the namespace or orphaned).
+    func save(_ node: Node, state: inout State) throws(FolioError) {
+        if state.nodes[node.ino] != nil {
+            var batch = StoreBatch()
+            batch.upserts.append(node)
+            try persist(batch)
+            state.nodes[node.ino] = node
+        } else {
+            state.orphans[node.ino] = node
+        }
+    }
+}

@@ -1,0 +1,454 @@
+import Foundation
+
+/// Where the bytes of a read come from: a descriptor and how much of it is valid for this handle.
+public struct ReadSource: Sendable {
+    /// Descriptor to read (or splice) from.
+    public var fd: Int32
+    /// Size of the content this handle sees.
+    public var size: Int64
+}
+
+extension FolioFileSystem {
+    private enum OpenStep {
+        case ready(OpenedFile)
+        case materialize
+        case waitForWriter
+    }
+
+    /// Opens a file. A placeholder is materialized first (the call waits, the worker thread does not); a
+    /// writer waits (bounded) while another process holds the item's write session, then fails with `EBUSY`.
+    public func open(_ ino: UInt64, flags: Int32, context: RequestContext) async throws(FolioError) -> OpenedFile {
+        let deadline = ContinuousClock.now + configuration.writeWaitTimeout
+        while true {
+            let step = try state.withLock { state throws(FolioError) in
+                try openStep(ino, flags: flags, context: context, deadline: deadline, state: &state)
+            }
+            switch step {
+            case .ready(let opened):
+                return opened
+            case .materialize:
+                guard let materializer else { throw .offline("no provider connected") }
+                try await materializer.materialize(ino)
+            case .waitForWriter:
+                await waitForSessionEnd(ino, until: deadline)
+            }
+        }
+    }
+
+    private func openStep(
+        _ ino: UInt64, flags: Int32, context: RequestContext, deadline: ContinuousClock.Instant, state: inout State
+    ) throws(FolioError) -> OpenStep {
+        guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+        guard node.kind == .file else {
+            if node.kind == .directory { throw .isDirectory(node.name) }
+            throw .notSupported("\(node.name) cannot be opened through Folio")
+        }
+        let access = flags & O_ACCMODE
+        let writing = access == O_WRONLY || access == O_RDWR
+        let truncating = writing && flags & O_TRUNC != 0
+        if let session = state.sessions[ino] {
+            if session.ownerProcessID == context.processID || !writing {
+                if session.ownerProcessID == context.processID {
+                    return .ready(try joinSession(ino, flags: flags, context: context, state: &state))
+                }
+            } else {
+                if ContinuousClock.now >= deadline {
+                    throw .busy("\(node.name) is being written by process \(session.ownerProcessID)")
+                }
+                return .waitForWriter
+            }
+        }
+        if !node.state.hasLocalContent && !truncating { return .materialize }
+        if writing {
+            try startSession(ino, truncate: truncating, context: context, state: &state)
+            return .ready(try joinSession(ino, flags: flags, context: context, state: &state))
+        }
+        guard let file = node.contentFile else { return .materialize }
+        let fd = try cache.openForReading(file)
+        let handle = state.allocateHandle()
+        let policy = admitToPageCache(ino, key: .version(file), state: &state)
+        state.handles[handle] = OpenHandle(
+            ino: ino, processID: context.processID, readFD: fd, snapshotSize: node.size, sessionID: nil,
+            canWrite: false, append: false, isCached: policy != .directIO)
+        state.handleCounts[ino, default: 0] += 1
+        return .ready(OpenedFile(handle: handle, cachePolicy: policy))
+    }
+
+    /// Decides how the kernel may cache a new handle with view `key` (see DESIGN.md §3 "The fast path").
+    private func admitToPageCache(_ ino: UInt64, key: PageCacheKey, state: inout State) -> CachePolicy {
+        var pageCache = state.pageCaches[ino] ?? PageCacheState()
+        defer { state.pageCaches[ino] = pageCache }
+        if pageCache.activeKey == nil || pageCache.activeKey == key {
+            let policy: CachePolicy = pageCache.contentKey == key ? .keepCache : .freshCache
+            pageCache.activeKey = key
+            pageCache.activeCount += 1
+            pageCache.contentKey = key
+            return policy
+        }
+        return .directIO
+    }
+
+    private func leavePageCache(_ ino: UInt64, state: inout State) {
+        guard var pageCache = state.pageCaches[ino] else { return }
+        pageCache.activeCount -= 1
+        if pageCache.activeCount <= 0 {
+            pageCache.activeCount = 0
+            pageCache.activeKey = nil
+        }
+        state.pageCaches[ino] = pageCache
+    }
+
+    private func startSession(_ ino: UInt64, truncate: Bool, context: RequestContext, state: inout State) throws(FolioError) {
+        guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+        let file: (name: String, fd: Int32)
+        if truncate || node.contentFile == nil {
+            file = try cache.makeFile()
+        } else {
+            let source = try cache.openForReading(node.contentFile!)
+            defer { close(source) }
+            file = try cache.makeCopy(of: source, size: node.size)
+        }
+        let id = state.allocateHandle()
+        state.sessions[ino] = WriteSession(
+            id: id, ownerProcessID: context.processID, fd: file.fd, fileName: file.name, fileIsCommitted: false,
+            hasUncommittedChanges: truncate && node.size > 0, size: truncate ? 0 : node.size, handles: [],
+            retiredFDs: [], explicitModificationTime: nil)
+    }
+
+    private func joinSession(
+        _ ino: UInt64, flags: Int32, context: RequestContext, state: inout State
+    ) throws(FolioError) -> OpenedFile {
+        guard var session = state.sessions[ino] else { throw .badHandle("no write session") }
+        let access = flags & O_ACCMODE
+        let writing = access == O_WRONLY || access == O_RDWR
+        if writing && flags & O_TRUNC != 0 && session.size > 0 {
+            try makeSessionWritable(&session)
+            guard ftruncate(session.fd, 0) == 0 else { throw .system(.init(rawValue: errno), "truncate") }
+            session.size = 0
+            session.hasUncommittedChanges = true
+        }
+        let handle = state.allocateHandle()
+        session.handles.insert(handle)
+        state.sessions[ino] = session
+        let policy = admitToPageCache(ino, key: .session(session.id), state: &state)
+        state.handles[handle] = OpenHandle(
+            ino: ino, processID: context.processID, readFD: nil, snapshotSize: 0, sessionID: session.id,
+            canWrite: writing, append: flags & O_APPEND != 0, isCached: policy != .directIO)
+        state.handleCounts[ino, default: 0] += 1
+        return OpenedFile(handle: handle, cachePolicy: policy)
+    }
+
+    /// Copies a session's file that was committed, so the committed version is never changed.
+    private func makeSessionWritable(_ session: inout WriteSession) throws(FolioError) {
+        guard session.fileIsCommitted else { return }
+        let copy = try cache.makeCopy(of: session.fd, size: session.size)
+        session.retiredFDs.append(session.fd)
+        session.fd = copy.fd
+        session.fileName = copy.name
+        session.fileIsCommitted = false
+    }
+
+    private func waitForSessionEnd(_ ino: UInt64, until deadline: ContinuousClock.Instant) async {
+        let waiterID = state.withLock { $0.allocateHandle() }
+        let timeout = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.resumeWaiter(ino, waiterID)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                guard state.sessions[ino] != nil else { return true }
+                state.sessionWaiters[ino, default: [:]][waiterID] = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timeout.cancel()
+    }
+
+    private func resumeWaiter(_ ino: UInt64, _ waiterID: UInt64) {
+        let continuation = state.withLock { $0.sessionWaiters[ino]?.removeValue(forKey: waiterID) }
+        continuation?.resume()
+    }
+
+    /// Creates and opens a new file. The empty file exists at once; the content is committed at close.
+    public func createFile(
+        parent: UInt64, name: String, permissions: UInt32, flags: Int32, context: RequestContext
+    ) throws(FolioError) -> (Attributes, UInt64) {
+        let result = try state.withLock { state throws(FolioError) -> (Attributes, UInt64) in
+            guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
+            guard directory.kind == .directory else { throw .notDirectory(directory.name) }
+            if state.child(parent, name) != nil { throw .exists(name) }
+            try configuration.namePolicy.validate(name)
+            let file = try cache.makeFile()
+            let now = Timestamp.now()
+            let ino = state.allocateIno()
+            var node = Node(
+                ino: ino, itemID: .generate(), container: directory.container, parent: parent, name: name,
+                kind: .file, modificationTime: now, mode: permissions & 0o7777, uid: context.uid, gid: context.gid,
+                state: .dirty(generation: 1), contentFile: file.name, generation: 1,
+                dirtySequence: state.allocateSequence())
+            if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
+            var parentNode = directory
+            parentNode.modificationTime = now
+            parentNode.changeTime = now
+            var batch = StoreBatch()
+            batch.upserts = [node, parentNode]
+            do throws(FolioError) {
+                try persist(batch)
+            } catch {
+                close(file.fd)
+                cache.remove(file.name)
+                throw error
+            }
+            state.nodes[parent] = parentNode
+            state.insert(node)
+            let sessionID = state.allocateHandle()
+            state.sessions[ino] = WriteSession(
+                id: sessionID, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
+                fileIsCommitted: true, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
+                explicitModificationTime: nil)
+            let opened = try joinSession(ino, flags: flags, context: context, state: &state)
+            return (attributes(of: node, state: state), opened.handle)
+        }
+        notifyUploader()
+        return result
+    }
+
+    /// The cache policy a handle was opened with.
+    public func cachePolicy(of handle: UInt64) -> CachePolicy {
+        state.withLock { state in
+            guard let open = state.handles[handle] else { return .directIO }
+            return open.isCached ? .keepCache : .directIO
+        }
+    }
+
+    /// Where to read a handle's bytes from.
+    public func readSource(_ handle: UInt64) throws(FolioError) -> ReadSource {
+        try state.withLock { state throws(FolioError) in
+            guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
+            if let fd = open.readFD { return ReadSource(fd: fd, size: open.snapshotSize) }
+            guard let session = state.sessions[open.ino] else { throw .badHandle("write session gone") }
+            return ReadSource(fd: session.fd, size: session.size)
+        }
+    }
+
+    /// Writes into the handle's write session; returns the number of bytes written.
+    public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer) throws(FolioError) -> Int {
+        try state.withLock { state throws(FolioError) in
+            guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
+            guard open.canWrite, var session = state.sessions[open.ino], session.id == open.sessionID else {
+                throw .badHandle("file handle \(handle) is not open for writing")
+            }
+            try makeSessionWritable(&session)
+            let position = open.append ? session.size : offset
+            var written = 0
+            while written < bytes.count {
+                let count = pwrite(
+                    session.fd, bytes.baseAddress! + written, bytes.count - written, off_t(position) + written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    let error = FolioError.system(.init(rawValue: errno), "write")
+                    state.sessions[open.ino] = session
+                    throw error
+                }
+                written += count
+            }
+            session.size = max(session.size, position + Int64(written))
+            session.hasUncommittedChanges = true
+            state.sessions[open.ino] = session
+            return written
+        }
+    }
+
+    /// Called at each `close()` of a descriptor: commits when it is the session's last handle.
+    public func flush(_ handle: UInt64) throws(FolioError) {
+        let ino: UInt64? = state.withLock { state in
+            guard let open = state.handles[handle], let sessionID = open.sessionID,
+                  let session = state.sessions[open.ino], session.id == sessionID,
+                  session.handles.count == 1, session.hasUncommittedChanges else { return nil }
+            return open.ino
+        }
+        if let ino { try commit(ino) }
+    }
+
+    /// Commits the handle's write session now (durably).
+    public func synchronize(_ handle: UInt64) throws(FolioError) {
+        let ino: UInt64? = state.withLock { state in
+            guard let open = state.handles[handle], open.sessionID != nil else { return nil }
+            return open.ino
+        }
+        if let ino { try commit(ino) }
+    }
+
+    /// Closes a handle; the last handle of a write session commits it.
+    public func release(_ handle: UInt64) throws(FolioError) {
+        let commitNeeded: UInt64? = state.withLock { state in
+            guard let open = state.handles[handle], let sessionID = open.sessionID,
+                  let session = state.sessions[open.ino], session.id == sessionID,
+                  session.handles == [handle], session.hasUncommittedChanges else { return nil }
+            return open.ino
+        }
+        var commitError: FolioError?
+        if let commitNeeded {
+            do { try commit(commitNeeded) } catch { commitError = error }
+        }
+        let (waiters, removeFile) = state.withLock { state -> ([CheckedContinuation<Void, Never>], String?) in
+            guard let open = state.handles.removeValue(forKey: handle) else { return ([], nil) }
+            let ino = open.ino
+            state.handleCounts[ino, default: 1] -= 1
+            if state.handleCounts[ino] == 0 { state.handleCounts[ino] = nil }
+            if open.isCached { leavePageCache(ino, state: &state) }
+            if let fd = open.readFD { close(fd) }
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            var removeFile: String?
+            if let sessionID = open.sessionID, var session = state.sessions[ino], session.id == sessionID {
+                session.handles.remove(handle)
+                if session.handles.isEmpty {
+                    state.sessions[ino] = nil
+                    close(session.fd)
+                    session.retiredFDs.forEach { close($0) }
+                    let current = state.node(ino)?.contentFile
+                    if session.fileName != current { removeFile = session.fileName }
+                    waiters = Array((state.sessionWaiters.removeValue(forKey: ino) ?? [:]).values)
+                } else {
+                    state.sessions[ino] = session
+                }
+            }
+            if state.openCount(ino) == 0, let orphan = state.orphans.removeValue(forKey: ino) {
+                if let file = orphan.contentFile, file != removeFile { cache.remove(file) }
+                state.pageCaches[ino] = nil
+            }
+            return (waiters, removeFile)
+        }
+        if let removeFile { cache.remove(removeFile) }
+        waiters.forEach { $0.resume() }
+        if let commitError { throw commitError }
+    }
+
+    /// Makes the session's content of `ino` a new committed version: durable file, durable metadata, state
+    /// `dirty`, kernel caches invalidated, uploader woken.
+    func commit(_ ino: UInt64) throws(FolioError) {
+        guard let fd = state.withLock({ $0.sessions[ino]?.fd }) else { return }
+        try cache.synchronize(fd)
+        let committed = try state.withLock { state throws(FolioError) -> Bool in
+            guard var session = state.sessions[ino], session.hasUncommittedChanges else { return false }
+            if session.fd != fd { try cache.synchronize(session.fd) }
+            let isOrphan = state.nodes[ino] == nil
+            guard var node = state.node(ino) else { return false }
+            let previous = node.contentFile
+            let now = Timestamp.now()
+            node.contentFile = session.fileName
+            node.size = session.size
+            node.generation += 1
+            node.state = try node.state.applying(.committed(generation: node.generation))
+            node.modificationTime = session.explicitModificationTime ?? now
+            node.changeTime = now
+            node.dirtySequence = state.allocateSequence()
+            if !isOrphan {
+                var batch = StoreBatch()
+                batch.upserts.append(node)
+                try persist(batch, durable: true)
+                state.nodes[ino] = node
+            } else {
+                state.orphans[ino] = node
+            }
+            session.fileIsCommitted = true
+            session.hasUncommittedChanges = false
+            state.sessions[ino] = session
+            if var pageCache = state.pageCaches[ino] {
+                pageCache.contentKey = nil
+                state.pageCaches[ino] = pageCache
+            }
+            if let previous, previous != session.fileName {
+                cache.remove(previous)
+            }
+            return !isOrphan
+        }
+        if committed {
+            invalidator?.invalidateInode(ino)
+            notifyUploader()
+        }
+    }
+
+    /// Changes attributes. A size change goes through the item's write session (or a short one of its own).
+    public func setAttributes(
+        _ ino: UInt64, _ changes: AttributeChanges, handle: UInt64?, context: RequestContext
+    ) async throws(FolioError) -> Attributes {
+        if let size = changes.size {
+            try await truncate(ino, to: size, handle: handle, context: context)
+        }
+        let result = try state.withLock { state throws(FolioError) -> Attributes in
+            guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            let now = Timestamp.now()
+            var metadataChanged = false
+            if let permissions = changes.permissions, permissions & 0o7777 != node.mode {
+                node.mode = permissions & 0o7777
+                metadataChanged = true
+            }
+            if let uid = changes.uid { node.uid = uid }
+            if let gid = changes.gid { node.gid = gid }
+            if let atime = changes.accessTime { node.accessTime = atime }
+            if let mtime = changes.modificationTime {
+                node.modificationTime = mtime
+                metadataChanged = true
+                if var session = state.sessions[ino] {
+                    session.explicitModificationTime = mtime
+                    state.sessions[ino] = session
+                }
+            }
+            node.changeTime = now
+            if metadataChanged && !node.kind.isLocalOnly && !node.itemID.isContainerRoot {
+                node.metadataDirty = true
+                node.dirtySequence = state.allocateSequence()
+                state.metadataEpochs[ino, default: 0] += 1
+            }
+            if state.nodes[ino] != nil {
+                var batch = StoreBatch()
+                batch.upserts.append(node)
+                try persist(batch)
+                state.nodes[ino] = node
+            } else {
+                state.orphans[ino] = node
+            }
+            return attributes(of: node, state: state, handle: handle)
+        }
+        notifyUploader()
+        return result
+    }
+
+    private func truncate(
+        _ ino: UInt64, to size: Int64, handle: UInt64?, context: RequestContext
+    ) async throws(FolioError) {
+        guard size >= 0 else { throw .invalidArgument("negative size") }
+        var ownHandle: UInt64?
+        let usable: Bool = state.withLock { state in
+            guard let handle, let open = state.handles[handle], open.canWrite else { return false }
+            return state.sessions[ino]?.id == open.sessionID
+        }
+        if !usable {
+            let opened = try await open(ino, flags: size == 0 ? O_WRONLY | O_TRUNC : O_WRONLY, context: context)
+            ownHandle = opened.handle
+        }
+        let writer = usable ? handle! : ownHandle!
+        do {
+            try state.withLock { state throws(FolioError) in
+                guard let open = state.handles[writer], var session = state.sessions[open.ino] else {
+                    throw .badHandle("write session gone")
+                }
+                if session.size != size {
+                    try makeSessionWritable(&session)
+                    guard ftruncate(session.fd, off_t(size)) == 0 else {
+                        throw .system(.init(rawValue: errno), "truncate")
+                    }
+                    session.size = size
+                    session.hasUncommittedChanges = true
+                }
+                state.sessions[open.ino] = session
+            }
+        } catch {
+            if let ownHandle { try? release(ownHandle) }
+            throw error
+        }
+        if let ownHandle { try release(ownHandle) }
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+
+extension FolioFileSystem {
+    // MARK: Attributes
+
+    func attributes(of node: Node, state: borrowing State, handle: UInt64? = nil) -> Attributes {
+        var size = node.size
+        if let handle, let open = state.handles[handle] {
+            if let sessionID = open.sessionID, let session = state.sessions[node.ino], session.id == sessionID {
+                size = session.size
+            } else if open.readFD != nil {
+                size = open.snapshotSize
+            }
+        } else if let session = state.sessions[node.ino] {
+            size = session.size
+        }
+        return Attributes(
+            ino: node.ino, kind: node.kind, permissions: node.mode, linkCount: node.kind == .directory ? 2 : 1,
+            uid: node.uid, gid: node.gid, size: node.kind == .symlink ? Int64(node.symlinkTarget?.utf8.count ?? 0) : size,
+            accessTime: node.accessTime, modificationTime: node.modificationTime, changeTime: node.changeTime)
+    }
+
+    /// Looks up `name` in folder `parent`.
+    public func lookup(parent: UInt64, name: String) throws(FolioError) -> Attributes {
+        try state.withLock { state throws(FolioError) in
+            guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
+            guard directory.kind == .directory else { throw .notDirectory(directory.name) }
+            guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
+                throw .notFound(name)
+            }
+            return attributes(of: node, state: state)
+        }
+    }
+
+    /// The attributes of `ino`, as seen through `handle` when given (a reader sees its snapshot's size).
+    public func getAttributes(_ ino: UInt64, handle: UInt64? = nil) throws(FolioError) -> Attributes {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            return attributes(of: node, state: state, handle: handle)
+        }
+    }
+
+    /// The node of `ino` (a copy).
+    public func node(_ ino: UInt64) -> Node? {
+        state.withLock { $0.node(ino) }
+    }
+
+    /// The inode at a path relative to the root (`a/b/c`), for the control socket.
+    public func resolve(path: String) throws(FolioError) -> UInt64 {
+        try state.withLock { state throws(FolioError) in
+            var current = Self.rootIno
+            for component in path.split(separator: "/") where component != "." && !component.isEmpty {
+                if component == ".." {
+                    current = state.nodes[current].map { $0.parent == 0 ? Self.rootIno : $0.parent } ?? Self.rootIno
+                    continue
+                }
+                guard let next = state.child(current, String(component)) else {
+                    throw .notFound(path)
+                }
+                current = next
+            }
+            return current
+        }
+    }
+
+    /// The path of `ino` relative to the root, or `nil` for a node outside the full view.
+    public func path(of ino: UInt64) -> String? {
+        state.withLock { state in
+            var components: [String] = []
+            var current = ino
+            while current != Self.rootIno {
+                guard let node = state.nodes[current], node.parent != 0 else { return nil }
+                components.append(node.name)
+                current = node.parent
+            }
+            return components.reversed().joined(separator: "/")
+        }
+    }
+
+    // MARK: Creating
+
+    private func makeChild(
+        parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, symlinkTarget: String?,
+        context: RequestContext, state: inout State
+    ) throws(FolioError) -> Node {
+        guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
+        guard directory.kind == .directory else { throw .notDirectory(directory.name) }
+        if state.child(parent, name) != nil { throw .exists(name) }
+        if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
+        let now = Timestamp.now()
+        let ino = state.allocateIno()
+        var node = Node(
+            ino: ino, itemID: .generate(), container: directory.container, parent: parent, name: name, kind: kind,
+            modificationTime: now, mode: permissions & 0o7777, uid: context.uid, gid: context.gid,
+            symlinkTarget: symlinkTarget, state: .materialized, dirtySequence: state.allocateSequence())
+        if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
+        return node
+    }
+
+    private func insertNew(_ node: Node, extra: StoreBatch = StoreBatch(), state: inout State) throws(FolioError) {
+        var batch = extra
+        batch.upserts.append(node)
+        var parent = state.nodes[node.parent]!
+        parent.modificationTime = node.modificationTime
+        parent.changeTime = node.modificationTime
+        batch.upserts.append(parent)
+        try persist(batch)
+        state.nodes[parent.ino] = parent
+        state.insert(node)
+    }
+
+    /// Creates a folder.
+    public func makeDirectory(
+        parent: UInt64, name: String, permissions: UInt32, context: RequestContext
+    ) throws(FolioError) -> Attributes {
+        let result = try state.withLock { state throws(FolioError) in
+            let node = try makeChild(
+                parent: parent, name: name, kind: .directory, permissions: permissions, symlinkTarget: nil,
+                context: context, state: &state)
+            try insertNew(node, state: &state)
+            return attributes(of: node, state: state)
+        }
+        notifyUploader()
+        return result
+    }
+
+    /// Creates a symlink.
+    public func makeSymlink(
+        parent: UInt64, name: String, target: String, context: RequestContext
+    ) throws(FolioError) -> Attributes {
+        let result = try state.withLock { state throws(FolioError) in
+            let node = try makeChild(
+                parent: parent, name: name, kind: .symlink, permissions: 0o777, symlinkTarget: target,
+                context: context, state: &state)
+            try insertNew(node, state: &state)
+            return attributes(of: node, state: state)
+        }
+        notifyUploader()
+        return result
+    }
+
+    /// Creates a FIFO or socket (local only, never uploaded); other kinds of node are refused with `EPERM`.
+    public func makeNode(
+        parent: UInt64, name: String, kind: ItemKind?, permissions: UInt32, context: RequestContext
+    ) throws(FolioError) -> Attributes {
+        guard let kind, kind == .fifo || kind == .socket || kind == .file else {
+            throw .notPermitted("device nodes cannot be stored in Folio")
+        }
+        if kind == .file {
+            let (attributes, handle) = try createFile(
+                parent: parent, name: name, permissions: permissions, flags: O_WRONLY, context: context)
+            try release(handle)
+            return attributes
+        }
+        return try state.withLock { state throws(FolioError) in
+            let node = try makeChild(
+                parent: parent, name: name, kind: kind, permissions: permissions, symlinkTarget: nil,
+                context: context, state: &state)
+            try insertNew(node, state: &state)
+            return attributes(of: node, state: state)
+        }
+    }
+
+    /// The target of a symlink.
+    public func readSymlink(_ ino: UInt64) throws(FolioError) -> String {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard node.kind == .symlink, let target = node.symlinkTarget else {
+                throw .invalidArgument("\(node.name) is not a symlink")
+            }
+            return target
+        }
+    }
+
+    // MARK: Removing
+
+    /// Removes a file, symlink, FIFO or socket. Open handles keep working.
+    public func unlink(parent: UInt64, name: String) throws(FolioError) {
+        try state.withLock { state throws(FolioError) in
+            guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw .notFound(name) }
+            guard node.kind != .directory else { throw .isDirectory(name) }
+            var batch = StoreBatch()
+            try remove(node, batch: &batch, state: &state)
+        }
+        notifyUploader()
+    }
+
+    /// Removes an empty folder.
+    public func removeDirectory(parent: UInt64, name: String) throws(FolioError) {
+        try state.withLock { state throws(FolioError) in
+            guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw .notFound(name) }
+            guard node.kind == .directory else { throw .notDirectory(name) }
+            guard node.parent != 0, !node.itemID.isContainerRoot else {
+                throw .notPermitted("\(name) is a container; containers are not removed from the mount")
+            }
+            guard state.children[ino]?.isEmpty ?? true else { throw .notEmpty(name) }
+            var batch = StoreBatch()
+            try remove(node, batch: &batch, state: &state)
+        }
+        notifyUploader()
+    }
+
+    /// Removes `node` from the namespace, queueing its remote delete; it stays alive as an orphan while open.
+    func remove(_ node: Node, batch: inout StoreBatch, state: inout State) throws(FolioError) {
+        if node.itemID.isContainerRoot { throw .notPermitted("containers cannot be removed") }
+        batch.deletes.append(node.ino)
+        var tombstone: Tombstone?
+        if !node.kind.isLocalOnly, node.remoteVersion != nil {
+            tombstone = Tombstone(
+                itemID: node.itemID, container: node.container, remoteVersion: node.remoteVersion,
+                sequence: state.allocateSequence())
+            batch.tombstoneUpserts.append(tombstone!)
+        }
+        if var parent = state.nodes[node.parent] {
+            let now = Timestamp.now()
+            parent.modificationTime = now
+            parent.changeTime = now
+            batch.upserts.append(parent)
+            try persist(batch)
+            state.nodes[parent.ino] = parent
+        } else {
+            try persist(batch)
+        }
+        if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
+        state.detach(node.ino)
+        state.metadataEpochs[node.ino] = nil
+        if state.openCount(node.ino) > 0 {
+            state.orphans[node.ino] = node
+        } else if let file = node.contentFile {
+            cache.remove(file)
+        }
+    }
+
+    /// Hard links are refused.
+    public func link(_ ino: UInt64, newParent: UInt64, newName: String) throws(FolioError) -> Attributes {
+        throw .notPermitted("hard links are not supported by Folio")
+    }
+
+    // MARK: Rename
+
+    /// Renames or moves an item. Replacing a file with a file keeps the target's identity (an atomic save:
+    /// one commit of the target, not a delete and a create); moving to another container moves the item there.
+    public func rename(
+        parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags
+    ) throws(FolioError) {
+        if flags.contains(.exchange) { throw .invalidArgument("RENAME_EXCHANGE is not supported") }
+        try state.withLock { state throws(FolioError) in
+            guard let ino = state.child(parent, name), var source = state.nodes[ino] else { throw .notFound(name) }
+            guard let destinationDirectory = state.nodes[newParent] else { throw .notFound("folder \(newParent)") }
+            guard destinationDirectory.kind == .directory else { throw .notDirectory(destinationDirectory.name) }
+            if source.itemID.isContainerRoot { throw .notPermitted("containers cannot be renamed or moved") }
+            if source.kind == .directory, state.isAncestor(ino, of: newParent) {
+                throw .invalidArgument("cannot move a folder into itself")
+            }
+            if !source.kind.isLocalOnly { try configuration.namePolicy.validate(newName) }
+            var batch = StoreBatch()
+            let now = Timestamp.now()
+            if let targetIno = state.child(newParent, newName) {
+                if targetIno == ino { return }
+                if flags.contains(.noReplace) { throw .exists(newName) }
+                guard let target = state.nodes[targetIno] else { throw .notFound(newName) }
+                if target.itemID.isContainerRoot { throw .notPermitted("containers cannot be replaced") }
+                if target.kind == .directory {
+                    guard source.kind == .directory else { throw .isDirectory(newName) }
+                    guard state.children[targetIno]?.isEmpty ?? true else { throw .notEmpty(newName) }
+                } else if source.kind == .directory {
+                    throw .notDirectory(newName)
+                }
+                if source.kind == .file, target.kind == .file, source.state.hasLocalContent {
+                    // Atomic save: the source's content becomes a new version of the target's item.
+                    if source.remoteVersion != nil {
+                        let old = Tombstone(
+                            itemID: source.itemID, container: source.container, remoteVersion: source.remoteVersion,
+                            sequence: state.allocateSequence())
+                        batch.tombstoneUpserts.append(old)
+                        state.tombstones[old.itemID] = old
+                    }
+                    state.byItemID[source.itemID] = nil
+                    source.itemID = target.itemID
+                    source.remoteVersion = target.remoteVersion
+                    source.pinned = target.pinned
+                    source.xattrs = target.xattrs.merging(source.xattrs) { _, new in new }
+                    source.generation = max(source.generation, target.generation) + 1
+                    source.state = .dirty(generation: source.generation)
+                    // Detach the target without a tombstone: its item lives on in `source`.
+                    batch.deletes.append(targetIno)
+                    state.detach(targetIno)
+                    if state.openCount(targetIno) > 0 {
+                        state.orphans[targetIno] = target
+                    } else if let file = target.contentFile {
+                        cache.remove(file)
+                    }
+                } else {
+                    try remove(target, batch: &batch, state: &state)
+                }
+            }
+            state.children[source.parent]?[source.name] = nil
+            let oldParent = source.parent
+            source.parent = newParent
+            source.name = newName
+            source.changeTime = now
+            source.metadataDirty = !source.kind.isLocalOnly
+            source.dirtySequence = state.allocateSequence()
+            if source.container != destinationDirectory.container {
+                try moveSubtree(ino, to: destinationDirectory.container, batch: &batch, state: &state)
+                source.container = destinationDirectory.container
+            }
+            batch.upserts.append(source)
+            for directoryIno in Set([oldParent, newParent]) {
+                guard var directory = state.nodes[directoryIno] else { continue }
+                directory.modificationTime = now
+                directory.changeTime = now
+                batch.upserts.append(directory)
+            }
+            try persist(batch)
+            for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
+                state.nodes[directory.ino] = directory
+            }
+            state.nodes[ino] = source
+            state.children[newParent, default: [:]][newName] = ino
+            state.byItemID[source.itemID] = ino
+            state.metadataEpochs[ino, default: 0] += 1
+        }
+        notifyUploader()
+    }
+
+    /// Sets the container of every node below `ino` (a move across containers).
+    private func moveSubtree(
+        _ ino: UInt64, to container: ContainerID, batch: inout StoreBatch, state: inout State
+    ) throws(FolioError) {
+        var stack = Array((state.children[ino] ?? [:]).values)
+        while let next = stack.popLast() {
+            guard var node = state.nodes[next] else { continue }
+            node.container = container
+            state.nodes[next] = node
+            batch.upserts.append(node)
+            stack.append(contentsOf: (state.children[next] ?? [:]).values)
+        }
+    }
+
+    // MARK: Listing
+
+    /// Starts a listing of a folder: the entries are fixed at this moment so offsets stay stable.
+    public func openDirectory(_ ino: UInt64) throws(FolioError) -> UInt64 {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard node.kind == .directory else { throw .notDirectory(node.name) }
+            let parent = node.parent == 0 ? ino : node.parent
+            var entries = [ListedEntry(name: ".", ino: ino), ListedEntry(name: "..", ino: parent)]
+            for (name, child) in state.children[ino] ?? [:] {
+                entries.append(ListedEntry(name: name, ino: child))
+            }
+            let handle = state.allocateHandle()
+            state.directoryListings[handle] = entries
+            return handle
+        }
+    }
+
+    /// Entries of a listing from `offset` on, as many as `accept` takes. The offset of entry `i` is `i + 1`.
+    public func readDirectory(
+        _ handle: UInt64, offset: Int, limit: Int, accept: (DirectoryEntry, Int) -> Bool
+    ) throws(FolioError) {
+        let batch: [(DirectoryEntry, Int)] = try state.withLock { state throws(FolioError) in
+            guard let entries = state.directoryListings[handle] else { throw .badHandle("directory \(handle)") }
+            var result: [(DirectoryEntry, Int)] = []
+            var index = offset
+            while index < entries.count, result.count < max(limit, 1) {
+                let entry = entries[index]
+                index += 1
+                guard let node = state.node(entry.ino) else { continue }
+                result.append((DirectoryEntry(name: entry.name, attributes: attributes(of: node, state: state)), index))
+            }
+            return result
+        }
+        for (entry, next) in batch where !accept(entry, next) {
+            return
+        }
+    }
+
+    /// Ends a listing.
+    public func releaseDirectory(_ handle: UInt64) {
+        _ = state.withLock { $0.directoryListings.removeValue(forKey: handle) }
+    }
+
+    /// Filesystem statistics (of the content cache's disk).
+    public func statistics() -> FilesystemStatistics {
+        var statistics = cache.statistics()
+        statistics.maximumNameLength = UInt64(configuration.namePolicy.maximumLength)
+        return statistics
+    }
+}

@@ -1,0 +1,404 @@
+import Foundation
+import SystemPackage
+
+/// A download the materializer has to do.
+public struct MaterializationTicket: Sendable {
+    /// The node being materialized.
+    public var ino: UInt64
+    /// Its item.
+    public var itemID: ItemID
+    /// Its container.
+    public var container: ContainerID
+    /// The version to download.
+    public var version: String
+    /// Expected size.
+    public var size: Int64
+    /// The version file to download into.
+    public var fileName: String
+    /// Path of that file.
+    public var path: FilePath
+}
+
+/// One piece of work for the uploader.
+public enum UploadWork: Sendable {
+    /// Create an item the provider has never seen.
+    case create(ino: UInt64, template: RemoteItemTemplate, contents: FilePath?, generation: UInt64, epoch: UInt64)
+    /// Send a new version and/or metadata changes.
+    case modify(
+        ino: UInt64, itemID: ItemID, container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?, generation: UInt64, epoch: UInt64)
+    /// Delete an item.
+    case delete(Tombstone)
+
+    /// A short description for logs.
+    public var summary: String {
+        switch self {
+        case .create(let ino, let template, _, let generation, _):
+            return "create \(template.name) (inode \(ino), generation \(generation))"
+        case .modify(let ino, let itemID, _, _, let changes, let contents, let generation, _):
+            return "modify \(itemID) (inode \(ino), generation \(generation), content: \(contents != nil), "
+                + "metadata: \(!changes.isEmpty))"
+        case .delete(let tombstone): return "delete \(tombstone.itemID)"
+        }
+    }
+}
+
+/// Counts for `folio status`.
+public struct FileSystemStatus: Sendable, Codable {
+    /// Items per state name.
+    public var states: [String: Int]
+    /// Changes waiting for upload (items and deletes).
+    public var pendingUploads: Int
+    /// Uploads running now.
+    public var uploadsInFlight: Int
+    /// Whether the provider answered last time.
+    public var providerOnline: Bool
+    /// The last provider error, if any.
+    public var lastProviderError: String?
+}
+
+extension FolioFileSystem {
+    // MARK: Materialization
+
+    /// Starts a download of `ino`'s content, or returns `nil` if the content is already here.
+    public func beginMaterialization(_ ino: UInt64) throws(FolioError) -> MaterializationTicket? {
+        try state.withLock { state throws(FolioError) in
+            guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard !node.state.hasLocalContent else { return nil }
+            guard let version = node.remoteVersion else { throw .io("\(node.name) has no content anywhere") }
+            let file = try cache.makeFile()
+            close(file.fd)
+            node.state = try node.state.applying(.materializeStarted)
+            state.nodes[ino] = node
+            state.progress[ino] = (0, node.size)
+            return MaterializationTicket(
+                ino: ino, itemID: node.itemID, container: node.container, version: version, size: node.size,
+                fileName: file.name, path: cache.path(of: file.name))
+        }
+    }
+
+    /// Records download progress (shown in `user.folio.progress`).
+    public func recordProgress(_ ino: UInt64, done: Int64, total: Int64) {
+        state.withLock { $0.progress[ino] = (done, total) }
+    }
+
+    /// Ends a download: installs the file as the item's content on success, or leaves the placeholder intact.
+    public func finishMaterialization(_ ticket: MaterializationTicket, result: Result<RemoteItem, FolioError>) {
+        state.withLock { state in
+            state.progress[ticket.ino] = nil
+            guard var node = state.node(ticket.ino) else {
+                cache.remove(ticket.fileName)
+                return
+            }
+            switch result {
+            case .success(let item) where node.remoteVersion == ticket.version && !node.state.hasLocalContent:
+                var size: Int64 = 0
+                var info = stat()
+                if stat(ticket.path.string, &info) == 0 { size = Int64(info.st_size) }
+                node.contentFile = ticket.fileName
+                node.size = size
+                node.remoteVersion = item.version
+                node.state = (try? node.state.applying(.materializeFinished)) ?? .materialized
+                do {
+                    try save(node, state: &state)
+                } catch {
+                    logger.error("cannot record materialized \(node.name): \(error)")
+                    node.state = .placeholder
+                    node.contentFile = nil
+                    state.nodes[ticket.ino] = node
+                    cache.remove(ticket.fileName)
+                }
+            case .success:
+                cache.remove(ticket.fileName)
+            case .failure(let error):
+                cache.remove(ticket.fileName)
+                if node.state == .materializing {
+                    node.state = (try? node.state.applying(.materializeFailed)) ?? .placeholder
+                    state.nodes[ticket.ino] = node
+                }
+                if case .offline = error {
+                    state.providerOnline = false
+                    state.lastProviderError = error.description
+                }
+            }
+        }
+    }
+
+    // MARK: Upload
+
+    /// Up to `limit` pieces of upload work, oldest change first, skipping what is in flight, files still
+    /// being written, and children whose parent the provider does not have yet.
+    public func nextUploadWork(limit: Int) -> [UploadWork] {
+        state.withLock { state in
+            var work: [(UInt64, UploadWork)] = []
+            for tombstone in state.tombstones.values where !state.deletesInFlight.contains(tombstone.itemID) {
+                work.append((tombstone.sequence, .delete(tombstone)))
+            }
+            for node in state.nodes.values where node.hasPendingUpload && !state.uploadsInFlight.contains(node.ino) {
+                if let session = state.sessions[node.ino], !session.handles.isEmpty { continue }
+                if case .conflicted = node.state { continue }
+                if case .failed = node.state { continue }
+                guard let parent = state.nodes[node.parent] else { continue }
+                if parent.remoteVersion == nil { continue }
+                if let item = makeWork(node, parent: parent, state: state) {
+                    work.append((node.dirtySequence, item))
+                }
+            }
+            work.sort { $0.0 < $1.0 }
+            let chosen = work.prefix(limit).map(\.1)
+            for item in chosen {
+                switch item {
+                case .create(let ino, _, _, let generation, _), .modify(let ino, _, _, _, _, _, let generation, _):
+                    state.uploadsInFlight.insert(ino)
+                    if var node = state.nodes[ino], case .dirty(let current) = node.state, current == generation {
+                        node.state = .uploading(generation: generation)
+                        state.nodes[ino] = node
+                    }
+                case .delete(let tombstone):
+                    state.deletesInFlight.insert(tombstone.itemID)
+                }
+            }
+            return Array(chosen)
+        }
+    }
+
+    private func makeWork(_ node: Node, parent: Node, state: borrowing State) -> UploadWork? {
+        let parentID: ItemID? = parent.itemID.isContainerRoot ? nil : parent.itemID
+        let epoch = state.metadataEpochs[node.ino] ?? 0
+        let contents = node.kind == .file ? node.contentFile.map { cache.path(of: $0) } : nil
+        if node.remoteVersion == nil {
+            let template = RemoteItemTemplate(
+                id: node.itemID, container: node.container, parentID: parentID, name: node.name, kind: node.kind,
+                modificationTime: node.modificationTime, mode: node.mode, symlinkTarget: node.symlinkTarget)
+            return .create(ino: node.ino, template: template, contents: contents, generation: node.generation, epoch: epoch)
+        }
+        var contentDirty = false
+        if case .dirty = node.state { contentDirty = true }
+        if case .uploading = node.state { contentDirty = true }
+        var changes = RemoteItemChanges()
+        if node.metadataDirty {
+            changes = RemoteItemChanges(
+                container: node.container, parentID: .some(parentID), name: node.name, mode: node.mode,
+                modificationTime: node.modificationTime)
+        }
+        if !contentDirty && changes.isEmpty { return nil }
+        return .modify(
+            ino: node.ino, itemID: node.itemID, container: node.container, baseVersion: node.remoteVersion!,
+            changes: changes, contents: contentDirty ? contents : nil, generation: node.generation, epoch: epoch)
+    }
+
+    /// Records the outcome of a piece of upload work. Returns the error to retry on, if any.
+    public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) {
+        state.withLock { state in
+            switch result {
+            case .success:
+                state.providerOnline = true
+                state.lastProviderError = nil
+            case .failure(let error):
+                if case .offline = error { state.providerOnline = false }
+                state.lastProviderError = error.description
+            }
+            switch work {
+            case .delete(let tombstone):
+                state.deletesInFlight.remove(tombstone.itemID)
+                var success = false
+                if case .success = result { success = true }
+                if case .failure(.notFound) = result { success = true }
+                if success {
+                    var batch = StoreBatch()
+                    batch.tombstoneDeletes.append(tombstone.itemID)
+                    if (try? persist(batch)) != nil { state.tombstones[tombstone.itemID] = nil }
+                }
+            case .create(let ino, let template, _, let generation, let epoch):
+                state.uploadsInFlight.remove(ino)
+                finishItemUpload(
+                    ino: ino, itemID: template.id, container: template.container, generation: generation,
+                    epoch: epoch, contentSent: true, result: result, state: &state)
+            case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
+                state.uploadsInFlight.remove(ino)
+                finishItemUpload(
+                    ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
+                    contentSent: contents != nil, result: result, state: &state)
+            }
+        }
+    }
+
+    private func finishItemUpload(
+        ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
+        result: Result<RemoteItem?, FolioError>, state: inout State
+    ) {
+        guard var node = state.nodes[ino], node.itemID == itemID else {
+            // The item was deleted (or replaced) while its upload ran: delete what reached the provider.
+            if case .success(let item?) = result, state.tombstones[itemID] == nil, state.byItemID[itemID] == nil {
+                let tombstone = Tombstone(
+                    itemID: itemID, container: item.container, remoteVersion: item.version,
+                    sequence: state.allocateSequence())
+                var batch = StoreBatch()
+                batch.tombstoneUpserts.append(tombstone)
+                if (try? persist(batch)) != nil { state.tombstones[itemID] = tombstone }
+            }
+            return
+        }
+        switch result {
+        case .success(let item):
+            if let item { node.remoteVersion = item.version }
+            if contentSent {
+                node.state = (try? node.state.applying(.uploadFinished(generation: generation))) ?? node.state
+            }
+            if (state.metadataEpochs[ino] ?? 0) == epoch { node.metadataDirty = false }
+        case .failure(.conflict(let reason)):
+            logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
+            node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
+        case .failure(let error):
+            if case .uploading(let current) = node.state {
+                node.state = (try? node.state.applying(
+                    .uploadFailed(generation: current, reason: error.description, retryable: error.isRetryable)))
+                    ?? node.state
+            }
+        }
+        do {
+            try save(node, state: &state)
+        } catch {
+            logger.error("cannot record upload of \(node.name): \(error)")
+            state.nodes[ino] = node
+        }
+    }
+
+    // MARK: Remote items
+
+    /// Merges a container's full enumeration into the tree: new items appear as placeholders, clean items
+    /// take the remote metadata, and clean items the remote no longer has disappear. Items with local changes
+    /// are left alone (the sync engine handles them).
+    public func applyEnumeration(of container: Container, items: [RemoteItem]) throws(FolioError) {
+        let invalidations = try state.withLock { state throws(FolioError) -> [(UInt64, String?)] in
+            var batch = StoreBatch()
+            var invalidations: [(UInt64, String?)] = []
+            let rootIno = try containerRoot(container, batch: &batch, state: &state)
+            var pending = items.filter { $0.kind != .fifo && $0.kind != .socket }
+            var seen: Set<ItemID> = [ItemID.root(of: container.id)]
+            var progress = true
+            while !pending.isEmpty && progress {
+                progress = false
+                var next: [RemoteItem] = []
+                for item in pending {
+                    let parentIno: UInt64?
+                    if let parentID = item.parentID { parentIno = state.byItemID[parentID] } else { parentIno = rootIno }
+                    guard let parentIno, seen.contains(item.parentID ?? ItemID.root(of: container.id)) else {
+                        next.append(item)
+                        continue
+                    }
+                    progress = true
+                    seen.insert(item.id)
+                    if let ino = state.byItemID[item.id], var node = state.nodes[ino] {
+                        guard !node.hasPendingUpload, node.state != .conflicted else { continue }
+                        let contentChanged = node.remoteVersion != item.version && node.kind == .file
+                        let moved = node.parent != parentIno || node.name != item.name
+                        if moved, state.child(parentIno, item.name) != nil { continue }
+                        if moved {
+                            state.children[node.parent]?[node.name] = nil
+                            invalidations.append((node.parent, node.name))
+                            node.parent = parentIno
+                            node.name = item.name
+                            state.children[parentIno, default: [:]][item.name] = ino
+                            invalidations.append((parentIno, item.name))
+                        }
+                        node.mode = item.mode
+                        node.modificationTime = item.modificationTime
+                        node.symlinkTarget = item.symlinkTarget
+                        node.remoteVersion = item.version
+                        node.container = container.id
+                        if contentChanged {
+                            if let file = node.contentFile, state.openCount(ino) == 0 { cache.remove(file) }
+                            node.contentFile = nil
+                            node.state = .placeholder
+                            node.size = item.size
+                            invalidations.append((ino, nil))
+                        }
+                        state.nodes[ino] = node
+                        batch.upserts.append(node)
+                    } else {
+                        if state.child(parentIno, item.name) != nil { continue }
+                        let node = Node(
+                            ino: state.allocateIno(), itemID: item.id, container: container.id, parent: parentIno,
+                            name: item.name, kind: item.kind, size: item.kind == .file ? item.size : 0,
+                            modificationTime: item.modificationTime, mode: item.mode, uid: configuration.defaultUID,
+                            gid: configuration.defaultGID, symlinkTarget: item.symlinkTarget,
+                            state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version)
+                        state.insert(node)
+                        batch.upserts.append(node)
+                        invalidations.append((parentIno, item.name))
+                    }
+                }
+                pending = next
+            }
+            // Clean items of this container that the remote no longer has.
+            let gone = state.nodes.values.filter {
+                $0.container == container.id && !seen.contains($0.itemID) && $0.remoteVersion != nil
+                    && !$0.hasPendingUpload && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
+                    && $0.state != .conflicted && (state.children[$0.ino]?.isEmpty ?? true)
+            }
+            for node in gone {
+                batch.deletes.append(node.ino)
+                invalidations.append((node.parent, node.name))
+                state.detach(node.ino)
+                if state.openCount(node.ino) > 0 {
+                    state.orphans[node.ino] = node
+                } else if let file = node.contentFile {
+                    cache.remove(file)
+                }
+            }
+            try persist(batch)
+            return invalidations
+        }
+        if let invalidator {
+            for (ino, name) in invalidations {
+                if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }
+            }
+        }
+    }
+
+    /// The root node of a container, created on first sight: the Drive's root is the full view's root;
+    /// a public app container is a folder in it named by its display name; a private one is outside the view.
+    private func containerRoot(_ container: Container, batch: inout StoreBatch, state: inout State) throws(FolioError) -> UInt64 {
+        if container.id == .drive { return Self.rootIno }
+        let rootID = ItemID.root(of: container.id)
+        if let ino = state.byItemID[rootID] { return ino }
+        var name = container.displayName
+        if state.child(Self.rootIno, name) != nil { name = "\(container.displayName) (\(container.id))" }
+        let node = Node(
+            ino: state.allocateIno(), itemID: rootID, container: container.id,
+            parent: container.isPublic ? Self.rootIno : 0, name: name, kind: .directory,
+            modificationTime: .now(), mode: 0o755, uid: configuration.defaultUID, gid: configuration.defaultGID,
+            state: .materialized, remoteVersion: "root")
+        state.insert(node)
+        batch.upserts.append(node)
+        return node.ino
+    }
+
+    /// Marks the provider reachable or not (from the services).
+    public func recordProviderReachability(online: Bool, error: String?) {
+        state.withLock {
+            $0.providerOnline = online
+            $0.lastProviderError = error
+        }
+    }
+
+    /// Counts for `folio status`.
+    public func status() -> FileSystemStatus {
+        state.withLock { state in
+            var states: [String: Int] = [:]
+            var pending = state.tombstones.count
+            for node in state.nodes.values where !node.itemID.isContainerRoot {
+                states[node.state.name, default: 0] += 1
+                if node.hasPendingUpload { pending += 1 }
+            }
+            return FileSystemStatus(
+                states: states, pendingUploads: pending,
+                uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
+                providerOnline: state.providerOnline, lastProviderError: state.lastProviderError)
+        }
+    }
+
+    /// The number of changes waiting for upload.
+    public var pendingUploadCount: Int { status().pendingUploads }
+}

@@ -1,0 +1,33 @@
+/// Which names the provider can store. A name outside the policy is refused with a clear errno before
+/// anything is created.
+public struct NamePolicy: Sendable, Hashable {
+    /// Longest name in bytes (UTF-8).
+    public var maximumLength: Int
+    /// Prefixes reserved by the provider.
+    public var reservedPrefixes: [String]
+    /// Characters the provider cannot store (besides `/` and NUL, which no POSIX name has).
+    public var forbiddenCharacters: Set<Character>
+
+    /// Creates a policy.
+    public init(maximumLength: Int = 255, reservedPrefixes: [String] = [".folio-"], forbiddenCharacters: Set<Character> = []) {
+        self.maximumLength = maximumLength
+        self.reservedPrefixes = reservedPrefixes
+        self.forbiddenCharacters = forbiddenCharacters
+    }
+
+    /// Throws `.nameTooLong` or `.invalidArgument` for a name the provider cannot store.
+    public func validate(_ name: String) throws(FolioError) {
+        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.contains("\0") {
+            throw .invalidArgument("invalid name \"\(name)\"")
+        }
+        if name.utf8.count > maximumLength {
+            throw .nameTooLong("\(name.utf8.count) bytes, the provider stores at most \(maximumLength)")
+        }
+        for prefix in reservedPrefixes where name.hasPrefix(prefix) {
+            throw .invalidArgument("names starting with \(prefix) are reserved by the provider")
+        }
+        if let bad = name.first(where: { forbiddenCharacters.contains($0) }) {
+            throw .invalidArgument("the provider cannot store \"\(bad)\" in a name")
+        }
+    }
+}
