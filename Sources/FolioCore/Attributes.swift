@@ -120,6 +120,12 @@ public struct OpenedFile: Hashable, Sendable {
     public var handle: UInt64
     /// How the kernel should cache this handle's data.
     public var cachePolicy: CachePolicy
+
+    /// Creates a result.
+    public init(handle: UInt64, cachePolicy: CachePolicy) {
+        self.handle = handle
+        self.cachePolicy = cachePolicy
+    }
 }
 
 /// One directory entry.

@@ -35,6 +35,17 @@ extension FolioFileSystem {
         }
     }
 
+    /// Opens a file at once if that needs no waiting (content here, no other writer); `nil` otherwise, and
+    /// the caller goes through ``open(_:flags:context:)``.
+    public func tryOpen(_ ino: UInt64, flags: Int32, context: RequestContext) throws(FolioError) -> OpenedFile? {
+        let deadline = ContinuousClock.now + configuration.writeWaitTimeout
+        let step = try state.withLock { state throws(FolioError) in
+            try openStep(ino, flags: flags, context: context, deadline: deadline, state: &state)
+        }
+        if case .ready(let opened) = step { return opened }
+        return nil
+    }
+
     private func openStep(
         _ ino: UInt64, flags: Int32, context: RequestContext, deadline: ContinuousClock.Instant, state: inout State
     ) throws(FolioError) -> OpenStep {
@@ -377,6 +388,16 @@ extension FolioFileSystem {
         if let size = changes.size {
             try await truncate(ino, to: size, handle: handle, context: context)
         }
+        var rest = changes
+        rest.size = nil
+        return try setAttributesNow(ino, rest, handle: handle)
+    }
+
+    /// Changes attributes other than the size, at once.
+    public func setAttributesNow(
+        _ ino: UInt64, _ changes: AttributeChanges, handle: UInt64?
+    ) throws(FolioError) -> Attributes {
+        precondition(changes.size == nil, "size changes go through setAttributes")
         let result = try state.withLock { state throws(FolioError) -> Attributes in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             let now = Timestamp.now()

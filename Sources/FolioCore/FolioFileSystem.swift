@@ -146,3 +146,10 @@ public final class FolioFileSystem: Sendable {
         }
     }
 }
+
+extension FolioFileSystem {
+    /// The process (thread-group) id of a thread id from a request.
+    public func processID(ofThread tid: Int32) -> Int32 {
+        processIdentity.processID(ofThread: tid)
+    }
+}

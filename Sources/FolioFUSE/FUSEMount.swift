@@ -1,0 +1,125 @@
+import CFUSE
+import FolioCore
+import Foundation
+import Logging
+
+/// Options of a FUSE mount.
+public struct MountOptions: Sendable {
+    /// Where to mount.
+    public var mountpoint: String
+    /// The source shown in the mount table (`fsname`).
+    public var source: String
+    /// Let other users use the mount (`allow_other`); with `default_permissions` the kernel checks modes.
+    public var allowOther: Bool
+    /// How long the kernel may cache entries and attributes (explicit invalidation keeps them fresh).
+    public var cacheTimeout: Double
+    /// Worker threads.
+    public var maxThreads: Int
+    /// Log every request (libfuse debug output).
+    public var debug: Bool
+
+    /// Creates options.
+    public init(
+        mountpoint: String, source: String, allowOther: Bool = false, cacheTimeout: Double = 3600,
+        maxThreads: Int = 16, debug: Bool = false
+    ) {
+        self.mountpoint = mountpoint
+        self.source = source
+        self.allowOther = allowOther
+        self.cacheTimeout = cacheTimeout
+        self.maxThreads = maxThreads
+        self.debug = debug
+    }
+}
+
+/// A mounted Folio filesystem: the libfuse session and the thin adapter from FUSE requests to the core.
+public final class FUSEMount: @unchecked Sendable {
+    let fileSystem: FolioFileSystem
+    let logger: Logger
+    let options: MountOptions
+    let notifier = KernelNotifier()
+    private var session: OpaquePointer?
+
+    /// Creates a mount of `fileSystem` (not mounted yet).
+    public init(fileSystem: FolioFileSystem, options: MountOptions, logger: Logger) {
+        self.fileSystem = fileSystem
+        self.options = options
+        self.logger = logger
+    }
+
+    /// The invalidator the core should use.
+    public var invalidator: any KernelCacheInvalidator { notifier }
+
+    /// Mounts. After this returns the mountpoint is a FUSE mount; requests are served once ``run()`` runs.
+    public func mount() throws(FolioError) {
+        var mountOptions = "fsname=folio:\(options.source.replacingOccurrences(of: ",", with: "_")),subtype=folio"
+        mountOptions += ",default_permissions"
+        if options.allowOther { mountOptions += ",allow_other" }
+        var arguments = ["folio", "-o", mountOptions]
+        if options.debug { arguments.append("-d") }
+        var cStrings = arguments.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var args = cStrings.withUnsafeMutableBufferPointer { buffer in
+            cfuse_args_init(Int32(buffer.count), buffer.baseAddress)
+        }
+        var operations = FUSEOperations.table()
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        guard let session = fuse_session_new(&args, &operations, MemoryLayout<fuse_lowlevel_ops>.size, userdata) else {
+            fuse_opt_free_args(&args)
+            throw .io("fuse_session_new failed")
+        }
+        fuse_opt_free_args(&args)
+        guard fuse_session_mount(session, options.mountpoint) == 0 else {
+            fuse_session_destroy(session)
+            throw .io("cannot mount at \(options.mountpoint) (is /dev/fuse usable, and the mountpoint an empty folder?)")
+        }
+        self.session = session
+        notifier.attach(session)
+    }
+
+    /// Serves requests until the filesystem is unmounted or a signal (SIGINT, SIGTERM, SIGHUP) arrives.
+    public func run() -> Int32 {
+        guard let session else { return 1 }
+        _ = fuse_set_signal_handlers(session)
+        let config = fuse_loop_cfg_create()
+        fuse_loop_cfg_set_max_threads(config, UInt32(options.maxThreads))
+        fuse_loop_cfg_set_idle_threads(config, UInt32(max(2, options.maxThreads / 2)))
+        let result = fuse_session_loop_mt(session, config)
+        fuse_loop_cfg_destroy(config)
+        fuse_remove_signal_handlers(session)
+        return result
+    }
+
+    /// Asks the loop to end (from any thread).
+    public func requestExit() {
+        if let session { fuse_session_exit(session) }
+    }
+
+    /// Unmounts and frees the session.
+    public func unmount() {
+        guard let session else { return }
+        notifier.detach()
+        fuse_session_unmount(session)
+        fuse_session_destroy(session)
+        self.session = nil
+    }
+
+    static func from(_ request: fuse_req_t?) -> FUSEMount {
+        Unmanaged<FUSEMount>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
+    }
+
+    func context(_ request: fuse_req_t) -> RequestContext {
+        let ctx = fuse_req_ctx(request)!.pointee
+        return RequestContext(uid: ctx.uid, gid: ctx.gid, processID: fileSystem.processID(ofThread: ctx.pid))
+    }
+
+    func entry(_ attributes: Attributes) -> fuse_entry_param {
+        var entry = fuse_entry_param()
+        entry.ino = attributes.ino
+        entry.generation = 1
+        entry.attr = attributes.statValue
+        entry.attr_timeout = options.cacheTimeout
+        entry.entry_timeout = options.cacheTimeout
+        return entry
+    }
+}

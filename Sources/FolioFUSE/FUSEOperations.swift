@@ -1,0 +1,459 @@
+import CFUSE
+import FolioCore
+import Foundation
+
+/// The libfuse low-level operations table. Each callback copies its arguments into Swift values, calls the
+/// core, and replies — at once for cheap operations, from a task for those that may wait.
+enum FUSEOperations {
+    static func table() -> fuse_lowlevel_ops {
+        var ops = fuse_lowlevel_ops()
+        ops.`init` = { userdata, conn in
+            guard let conn else { return }
+            let wanted = UInt32(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE
+                | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_ASYNC_READ)
+            conn.pointee.want |= wanted & conn.pointee.capable
+            conn.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE)
+            conn.pointee.max_write = 1 << 20
+            conn.pointee.max_readahead = 1 << 20
+            conn.pointee.max_background = 64
+        }
+        ops.lookup = { request, parent, name in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "lookup", logger: mount.logger)
+            let name = String(cString: name!)
+            do {
+                let attributes = try mount.fileSystem.lookup(parent: parent, name: name)
+                var entry = mount.entry(attributes)
+                reply.answer { fuse_reply_entry($0, &entry) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.forget = { request, _, _ in
+            fuse_reply_none(request)
+        }
+        ops.forget_multi = { request, _, _ in
+            fuse_reply_none(request)
+        }
+        ops.getattr = { request, ino, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "getattr", logger: mount.logger)
+            let handle = fileInfo.map { $0.pointee.fh }
+            do {
+                let attributes = try mount.fileSystem.getAttributes(ino, handle: handle)
+                var value = attributes.statValue
+                let timeout = mount.options.cacheTimeout
+                reply.answer { fuse_reply_attr($0, &value, timeout) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.setattr = { request, ino, attr, toSet, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "setattr", logger: mount.logger)
+            let changes = FUSEOperations.attributeChanges(attr!.pointee, toSet: toSet)
+            let handle = fileInfo.map { $0.pointee.fh }
+            let context = mount.context(request!)
+            let timeout = mount.options.cacheTimeout
+            if changes.size == nil {
+                do {
+                    var value = try mount.fileSystem.setAttributesNow(ino, changes, handle: handle).statValue
+                    reply.answer { fuse_reply_attr($0, &value, timeout) }
+                } catch {
+                    reply.fail(error)
+                }
+                return
+            }
+            Task {
+                do {
+                    let attributes = try await mount.fileSystem.setAttributes(
+                        ino, changes, handle: handle, context: context)
+                    var value = attributes.statValue
+                    reply.answer { fuse_reply_attr($0, &value, timeout) }
+                } catch {
+                    reply.fail(error)
+                }
+            }
+        }
+        ops.readlink = { request, ino in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "readlink", logger: mount.logger)
+            do {
+                let target = try mount.fileSystem.readSymlink(ino)
+                reply.answer { request in _ = target.withCString { fuse_reply_readlink(request, $0) } }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.mknod = { request, parent, name, mode, _ in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "mknod", logger: mount.logger)
+            let name = String(cString: name!)
+            let kind: ItemKind?
+            switch mode & S_IFMT {
+            case S_IFIFO: kind = .fifo
+            case S_IFSOCK: kind = .socket
+            case S_IFREG: kind = .file
+            default: kind = nil
+            }
+            do {
+                let attributes = try mount.fileSystem.makeNode(
+                    parent: parent, name: name, kind: kind, permissions: mode & 0o7777, context: mount.context(request!))
+                var entry = mount.entry(attributes)
+                reply.answer { fuse_reply_entry($0, &entry) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.mkdir = { request, parent, name, mode in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "mkdir", logger: mount.logger)
+            let name = String(cString: name!)
+            do {
+                let attributes = try mount.fileSystem.makeDirectory(
+                    parent: parent, name: name, permissions: mode & 0o7777, context: mount.context(request!))
+                var entry = mount.entry(attributes)
+                reply.answer { fuse_reply_entry($0, &entry) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.symlink = { request, target, parent, name in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "symlink", logger: mount.logger)
+            let name = String(cString: name!)
+            let target = String(cString: target!)
+            do {
+                let attributes = try mount.fileSystem.makeSymlink(
+                    parent: parent, name: name, target: target, context: mount.context(request!))
+                var entry = mount.entry(attributes)
+                reply.answer { fuse_reply_entry($0, &entry) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.unlink = { request, parent, name in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "unlink", logger: mount.logger)
+            do {
+                try mount.fileSystem.unlink(parent: parent, name: String(cString: name!))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.rmdir = { request, parent, name in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "rmdir", logger: mount.logger)
+            do {
+                try mount.fileSystem.removeDirectory(parent: parent, name: String(cString: name!))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.rename = { request, parent, name, newParent, newName, flags in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "rename", logger: mount.logger)
+            do {
+                try mount.fileSystem.rename(
+                    parent: parent, name: String(cString: name!), newParent: newParent,
+                    newName: String(cString: newName!), flags: RenameFlags(rawValue: flags))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.link = { request, ino, newParent, newName in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "link", logger: mount.logger)
+            do {
+                _ = try mount.fileSystem.link(ino, newParent: newParent, newName: String(cString: newName!))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.open = { request, ino, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "open", logger: mount.logger)
+            let flags = fileInfo!.pointee.flags
+            let context = mount.context(request!)
+            let info = FileInfo(fileInfo!.pointee)
+            do {
+                if let opened = try mount.fileSystem.tryOpen(ino, flags: flags, context: context) {
+                    var value = info.value(for: opened)
+                    reply.answer { fuse_reply_open($0, &value) }
+                    return
+                }
+            } catch {
+                reply.fail(error)
+                return
+            }
+            Task {
+                do {
+                    let opened = try await mount.fileSystem.open(ino, flags: flags, context: context)
+                    var value = info.value(for: opened)
+                    var answered = false
+                    reply.answer { answered = fuse_reply_open($0, &value) == 0 }
+                    if !answered { try? mount.fileSystem.release(opened.handle) }
+                } catch {
+                    reply.fail(error)
+                }
+            }
+        }
+        ops.create = { request, parent, name, mode, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "create", logger: mount.logger)
+            let info = FileInfo(fileInfo!.pointee)
+            do {
+                let (attributes, handle) = try mount.fileSystem.createFile(
+                    parent: parent, name: String(cString: name!), permissions: mode & 0o7777,
+                    flags: info.flags, context: mount.context(request!))
+                var entry = mount.entry(attributes)
+                var value = info.value(for: OpenedFile(handle: handle, cachePolicy: mount.fileSystem.cachePolicy(of: handle)))
+                var answered = false
+                reply.answer { answered = fuse_reply_create($0, &entry, &value) == 0 }
+                if !answered { try? mount.fileSystem.release(handle) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.read = { request, _, size, offset, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "read", logger: mount.logger)
+            do {
+                let source = try mount.fileSystem.readSource(fileInfo!.pointee.fh)
+                let available = max(0, min(Int64(size), source.size - Int64(offset)))
+                reply.answer { request in
+                    if available == 0 {
+                        _ = fuse_reply_buf(request, nil, 0)
+                    } else {
+                        _ = cfuse_reply_fd(request, source.fd, offset, Int(available))
+                    }
+                }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.write = { request, _, buffer, size, offset, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "write", logger: mount.logger)
+            do {
+                let bytes = UnsafeRawBufferPointer(start: buffer, count: size)
+                let written = try mount.fileSystem.write(fileInfo!.pointee.fh, offset: Int64(offset), bytes: bytes)
+                reply.answer { _ = fuse_reply_write($0, written) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.flush = { request, _, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "flush", logger: mount.logger)
+            do {
+                try mount.fileSystem.flush(fileInfo!.pointee.fh)
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.release = { request, _, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "release", logger: mount.logger)
+            do {
+                try mount.fileSystem.release(fileInfo!.pointee.fh)
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.fsync = { request, _, _, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "fsync", logger: mount.logger)
+            do {
+                try mount.fileSystem.synchronize(fileInfo!.pointee.fh)
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.opendir = { request, ino, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "opendir", logger: mount.logger)
+            var info = fileInfo!.pointee
+            do {
+                info.fh = try mount.fileSystem.openDirectory(ino)
+                info.cache_readdir = 0
+                reply.answer { _ = fuse_reply_open($0, &info) }
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.readdir = { request, _, size, offset, fileInfo in
+            FUSEOperations.readDirectory(request!, size: size, offset: offset, handle: fileInfo!.pointee.fh, plus: false)
+        }
+        ops.readdirplus = { request, _, size, offset, fileInfo in
+            FUSEOperations.readDirectory(request!, size: size, offset: offset, handle: fileInfo!.pointee.fh, plus: true)
+        }
+        ops.releasedir = { request, _, fileInfo in
+            let mount = FUSEMount.from(request)
+            mount.fileSystem.releaseDirectory(fileInfo!.pointee.fh)
+            fuse_reply_err(request, 0)
+        }
+        ops.fsyncdir = { request, _, _, _ in
+            fuse_reply_err(request, 0)
+        }
+        ops.statfs = { request, _ in
+            let mount = FUSEMount.from(request)
+            let numbers = mount.fileSystem.statistics()
+            var value = statvfs()
+            value.f_bsize = UInt(numbers.blockSize)
+            value.f_frsize = UInt(numbers.blockSize)
+            value.f_blocks = UInt(numbers.totalBlocks)
+            value.f_bfree = UInt(numbers.freeBlocks)
+            value.f_bavail = UInt(numbers.availableBlocks)
+            value.f_files = UInt(numbers.totalFiles)
+            value.f_ffree = UInt(numbers.freeFiles)
+            value.f_favail = UInt(numbers.freeFiles)
+            value.f_namemax = UInt(numbers.maximumNameLength)
+            fuse_reply_statfs(request, &value)
+        }
+        ops.setxattr = { request, ino, name, value, size, flags in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "setxattr", logger: mount.logger)
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+            do {
+                try mount.fileSystem.setExtendedAttribute(
+                    ino, name: String(cString: name!), value: bytes, mustCreate: flags & cfuse_xattr_create != 0,
+                    mustReplace: flags & cfuse_xattr_replace != 0)
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.getxattr = { request, ino, name, size in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "getxattr", logger: mount.logger)
+            do {
+                let value = try mount.fileSystem.extendedAttribute(ino, name: String(cString: name!))
+                FUSEOperations.replySized(reply, value, size: size)
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.listxattr = { request, ino, size in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "listxattr", logger: mount.logger)
+            do {
+                let names = try mount.fileSystem.extendedAttributeNames(ino)
+                var bytes: [UInt8] = []
+                for name in names {
+                    bytes.append(contentsOf: name.utf8)
+                    bytes.append(0)
+                }
+                FUSEOperations.replySized(reply, bytes, size: size)
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.removexattr = { request, ino, name in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "removexattr", logger: mount.logger)
+            do {
+                try mount.fileSystem.removeExtendedAttribute(ino, name: String(cString: name!))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        return ops
+    }
+
+    static func replySized(_ reply: Reply, _ bytes: [UInt8], size: Int) {
+        if size == 0 {
+            reply.answer { _ = fuse_reply_xattr($0, bytes.count) }
+        } else if bytes.count > size {
+            reply.fail(FolioError.range("attribute value of \(bytes.count) bytes"))
+        } else {
+            reply.answer { request in _ = bytes.withUnsafeBytes { fuse_reply_buf(request, $0.baseAddress, $0.count) } }
+        }
+    }
+
+    static func readDirectory(_ request: fuse_req_t, size: Int, offset: Int, handle: UInt64, plus: Bool) {
+        let mount = FUSEMount.from(request)
+        let reply = Reply(request, plus ? "readdirplus" : "readdir", logger: mount.logger)
+        var buffer = [CChar](repeating: 0, count: size)
+        var used = 0
+        do {
+            try mount.fileSystem.readDirectory(handle, offset: offset, limit: size / (plus ? 136 : 32) + 1) { entry, next in
+                let remaining = size - used
+                let needed: Int = buffer.withUnsafeMutableBufferPointer { pointer in
+                    entry.name.withCString { name in
+                        if plus {
+                            var param = mount.entry(entry.attributes)
+                            if entry.name == "." || entry.name == ".." {
+                                param = fuse_entry_param()
+                                param.attr = entry.attributes.statValue
+                            }
+                            return fuse_add_direntry_plus(request, pointer.baseAddress! + used, remaining, name, &param, off_t(next))
+                        } else {
+                            var value = entry.attributes.statValue
+                            return fuse_add_direntry(request, pointer.baseAddress! + used, remaining, name, &value, off_t(next))
+                        }
+                    }
+                }
+                if needed > remaining { return false }
+                used += needed
+                return true
+            }
+            reply.answer { request in _ = buffer.withUnsafeBufferPointer { fuse_reply_buf(request, $0.baseAddress, used) } }
+        } catch {
+            reply.fail(error)
+        }
+    }
+
+    static func attributeChanges(_ attr: stat, toSet: Int32) -> AttributeChanges {
+        var changes = AttributeChanges()
+        if toSet & FUSE_SET_ATTR_MODE != 0 { changes.permissions = attr.st_mode & 0o7777 }
+        if toSet & FUSE_SET_ATTR_UID != 0 { changes.uid = attr.st_uid }
+        if toSet & FUSE_SET_ATTR_GID != 0 { changes.gid = attr.st_gid }
+        if toSet & FUSE_SET_ATTR_SIZE != 0 { changes.size = Int64(attr.st_size) }
+        if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 {
+            changes.accessTime = .now()
+        } else if toSet & FUSE_SET_ATTR_ATIME != 0 {
+            changes.accessTime = Timestamp(attr.st_atim)
+        }
+        if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 {
+            changes.modificationTime = .now()
+        } else if toSet & FUSE_SET_ATTR_MTIME != 0 {
+            changes.modificationTime = Timestamp(attr.st_mtim)
+        }
+        return changes
+    }
+}
+
+/// A copy of `fuse_file_info` that outlives the callback, for a deferred `fuse_reply_open`.
+struct FileInfo: @unchecked Sendable {
+    private let raw: fuse_file_info
+
+    init(_ raw: fuse_file_info) { self.raw = raw }
+
+    var flags: Int32 { raw.flags }
+
+    func value(for opened: OpenedFile) -> fuse_file_info {
+        var info = raw
+        info.fh = opened.handle
+        switch opened.cachePolicy {
+        case .keepCache:
+            info.keep_cache = 1
+            info.direct_io = 0
+        case .freshCache:
+            info.keep_cache = 0
+            info.direct_io = 0
+        case .directIO:
+            info.keep_cache = 0
+            info.direct_io = 1
+        }
+        return info
+    }
+}
