@@ -1,0 +1,65 @@
+import FolioCore
+
+/// A request on the control socket (one JSON line).
+public struct ControlRequest: Codable, Sendable {
+    /// `status` or `unmount`.
+    public var command: String
+    /// Path relative to the mount root, for commands about one item.
+    public var path: String?
+
+    /// Creates a request.
+    public init(command: String, path: String? = nil) {
+        self.command = command
+        self.path = path
+    }
+}
+
+/// The state of one item as `folio status PATH` shows it.
+public struct ItemStatus: Codable, Sendable {
+    /// Path relative to the mount root.
+    public var path: String
+    /// Item id.
+    public var id: String
+    /// Container id.
+    public var container: String
+    /// Kind.
+    public var kind: String
+    /// State name.
+    public var state: String
+    /// Size in bytes.
+    public var size: Int64
+    /// Download progress `done/total`.
+    public var progress: String
+    /// Provider version.
+    public var version: String?
+    /// Pinned.
+    public var pinned: Bool
+    /// Changes waiting for upload.
+    public var pendingUpload: Bool
+}
+
+/// The answer to a control request (one JSON line).
+public struct ControlResponse: Codable, Sendable {
+    /// Whether the request succeeded.
+    public var ok: Bool
+    /// What went wrong.
+    public var error: String?
+    /// The daemon's process id.
+    public var pid: Int32?
+    /// Mountpoint.
+    public var mountpoint: String?
+    /// Remote.
+    public var remote: String?
+    /// State folder.
+    public var stateDirectory: String?
+    /// Filesystem counters.
+    public var summary: FileSystemStatus?
+    /// One item's status.
+    public var item: ItemStatus?
+
+    /// Creates a response.
+    public init(ok: Bool, error: String? = nil) {
+        self.ok = ok
+        self.error = error
+    }
+}

@@ -1,0 +1,39 @@
+import FolioCore
+import FolioProviderLocal
+import SystemPackage
+
+/// Everything a daemon needs to know, from the command line or `mount -o`.
+public struct DaemonConfiguration: Sendable {
+    /// The local provider's remote folder.
+    public var remote: FilePath
+    /// Where the metadata store and content cache live.
+    public var stateDirectory: FilePath
+    /// Where to mount.
+    public var mountpoint: FilePath
+    /// Let other users in.
+    public var allowOther: Bool
+    /// How long a second writer waits.
+    public var writeWaitTimeout: Duration
+    /// How often the provider is polled for changes.
+    public var pollInterval: Duration
+    /// Network simulation of the local provider.
+    public var simulation: NetworkSimulation
+    /// libfuse debug output.
+    public var debug: Bool
+
+    /// Creates a configuration.
+    public init(
+        remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
+        writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
+        simulation: NetworkSimulation = .none, debug: Bool = false
+    ) {
+        self.remote = remote
+        self.stateDirectory = stateDirectory
+        self.mountpoint = mountpoint
+        self.allowOther = allowOther
+        self.writeWaitTimeout = writeWaitTimeout
+        self.pollInterval = pollInterval
+        self.simulation = simulation
+        self.debug = debug
+    }
+}

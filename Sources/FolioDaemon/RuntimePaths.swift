@@ -1,0 +1,52 @@
+import Foundation
+import SystemPackage
+
+/// Where Folio keeps per-user runtime and state files.
+public enum RuntimePaths {
+    /// `$XDG_RUNTIME_DIR/folio`, or `/tmp/folio-UID` when that is unset.
+    public static var runtimeDirectory: FilePath {
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return FilePath(runtime).appending("folio")
+        }
+        return FilePath("/tmp/folio-\(getuid())")
+    }
+
+    /// `$XDG_STATE_HOME/folio` (default `~/.local/state/folio`).
+    public static var stateHome: FilePath {
+        if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
+            return FilePath(state).appending("folio")
+        }
+        return FilePath(NSHomeDirectory()).appending(".local/state/folio")
+    }
+
+    /// The canonical absolute form of `path` (symlinks resolved when it exists).
+    public static func canonical(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        if let resolved = realpath(absolute, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        return URL(fileURLWithPath: absolute).standardized.path
+    }
+
+    /// A short stable name derived from a path (FNV-1a), for socket and state folder names.
+    public static func key(for path: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let base = (path as NSString).lastPathComponent.filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        return "\(base.prefix(32))-\(String(hash, radix: 16))"
+    }
+
+    /// The control socket of the mount at `mountpoint` (canonical path).
+    public static func controlSocket(forMountpoint mountpoint: String) -> FilePath {
+        runtimeDirectory.appending("\(key(for: mountpoint)).sock")
+    }
+
+    /// The default state folder for a remote.
+    public static func defaultStateDirectory(forRemote remote: String) -> FilePath {
+        stateHome.appending(key(for: remote))
+    }
+}

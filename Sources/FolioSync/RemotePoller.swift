@@ -1,0 +1,53 @@
+import FolioCore
+import Logging
+
+/// Brings the provider's containers into the tree: once at start, then every `interval` (a full enumeration
+/// per container; incremental change tracking comes with the sync engine).
+public final class RemotePoller: Sendable {
+    private let fileSystem: FolioFileSystem
+    private let provider: any Provider
+    private let logger: Logger
+    private let interval: Duration
+
+    /// Creates a poller.
+    public init(fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, interval: Duration) {
+        self.fileSystem = fileSystem
+        self.provider = provider
+        self.logger = logger
+        self.interval = interval
+    }
+
+    /// Enumerates every container once and merges it into the tree. Returns false (and logs) if the provider
+    /// could not be reached; the tree then shows what the store remembers.
+    @discardableResult
+    public func refresh() async -> Bool {
+        do {
+            let containers = try await provider.listContainers()
+            for container in containers.sorted(by: { $0.id == .drive && $1.id != .drive }) {
+                let (items, _) = try await provider.enumerateItems(in: container.id)
+                try fileSystem.applyEnumeration(of: container, items: items)
+            }
+            fileSystem.recordProviderReachability(online: true, error: nil)
+            return true
+        } catch {
+            let folioError = error as? FolioError ?? .io("\(error)")
+            if case .offline = folioError {
+                logger.warning("provider offline: \(folioError)")
+                fileSystem.recordProviderReachability(online: false, error: folioError.description)
+            } else {
+                logger.error("cannot enumerate the provider: \(folioError)")
+                fileSystem.recordProviderReachability(online: true, error: folioError.description)
+            }
+            return false
+        }
+    }
+
+    /// Polls until the task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            if Task.isCancelled { return }
+            await refresh()
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import FolioCore
+import Foundation
+
+/// Starting the daemon in the background: `folio mount` re-runs itself with `--foreground` in a new session
+/// (no `fork()` of a process that already has threads), logs to the state folder, and waits until the child
+/// reports the mount up or failed.
+enum Background {
+    static func spawnAndWait(arguments: [String], stateDirectory: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let logPath = stateDirectory + "/folio.log"
+        var pipeFDs: [Int32] = [0, 0]
+        guard pipe(&pipeFDs) == 0 else { throw CLIError("cannot create a pipe") }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        let childArguments = ["folio"] + arguments + ["--foreground", "--ready-fd", "3"]
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
+
+        var pid: pid_t = 0
+        let cArguments = childArguments.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, cArguments, environ)
+        close(pipeFDs[1])
+        guard spawned == 0 else {
+            close(pipeFDs[0])
+            throw CLIError("cannot start the daemon: \(String(cString: strerror(spawned)))")
+        }
+        var data = [UInt8]()
+        var byte: UInt8 = 0
+        while read(pipeFDs[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { data.append(byte) }
+        close(pipeFDs[0])
+        let message = String(decoding: data, as: UTF8.self)
+        if message == "ready" { return }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        let reason = message.isEmpty ? "the daemon exited without mounting" : message
+        throw CLIError("mount failed: \(reason) (log: \(logPath))")
+    }
+
+    static func signalReady(_ fd: Int32?, message: String) {
+        guard let fd else { return }
+        let line = message + "\n"
+        _ = line.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+    }
+}

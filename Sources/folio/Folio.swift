@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The `folio` command.
+@main
+struct Folio: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "folio",
+        abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
+        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, DemoCommand.self])
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import FolioCore
+import FolioDaemon
+import Foundation
+
+/// `folio status [PATH] [--json]`.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the state of a mount, or of one item in it.")
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    @Argument(help: "A mountpoint or a path inside a mount (default: the current folder).")
+    var path: String = "."
+
+    func run() throws {
+        guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
+            throw CLIError("\(path) is not inside a running Folio mount")
+        }
+        let response = try ControlClient.send(ControlRequest(command: "status", path: relative), mountpoint: mountpoint)
+        guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(response), as: UTF8.self))
+            return
+        }
+        print("mount:    \(response.mountpoint ?? mountpoint)")
+        print("remote:   \(response.remote ?? "?")")
+        print("daemon:   pid \(response.pid.map(String.init) ?? "?")")
+        if let summary = response.summary {
+            print("provider: \(summary.providerOnline ? "online" : "OFFLINE")"
+                + (summary.lastProviderError.map { " (last error: \($0))" } ?? ""))
+            print("uploads:  \(summary.pendingUploads) pending, \(summary.uploadsInFlight) in flight")
+            let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            print("items:    \(states.joined(separator: ", "))")
+        }
+        if let item = response.item {
+            print("")
+            print("item:     \(item.path.isEmpty ? "/" : item.path) (\(item.kind), \(item.size) bytes)")
+            print("state:    \(item.state)\(item.pendingUpload ? ", upload pending" : "")")
+            print("progress: \(item.progress)")
+            print("id:       \(item.id) in \(item.container), version \(item.version ?? "none")")
+            print("pinned:   \(item.pinned ? "yes" : "no")")
+        }
+    }
+}
+
+/// `folio unmount MOUNTPOINT`.
+struct UnmountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Unmount a Folio mount.")
+
+    @Argument(help: "The mountpoint.")
+    var mountpoint: String
+
+    func run() throws {
+        let mountpoint = RuntimePaths.canonical(self.mountpoint)
+        let pid = (try? ControlClient.send(ControlRequest(command: "status"), mountpoint: mountpoint))?.pid
+        let tool = FileManager.default.isExecutableFile(atPath: "/usr/bin/fusermount3") ? "/usr/bin/fusermount3" : "/bin/fusermount3"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = ["-u", mountpoint]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CLIError("cannot unmount \(mountpoint) (is it busy? fusermount3 exited \(process.terminationStatus))")
+        }
+        if let pid {
+            for _ in 0..<200 where kill(pid, 0) == 0 { usleep(50_000) }
+        }
+        print("unmounted \(mountpoint)")
+    }
+}
