@@ -303,8 +303,9 @@ extension FolioFileSystem {
         if let commitNeeded {
             do { try commit(commitNeeded) } catch { commitError = error }
         }
-        let (waiters, removeFile) = state.withLock { state -> ([CheckedContinuation<Void, Never>], String?) in
-            guard let open = state.handles.removeValue(forKey: handle) else { return ([], nil) }
+        let (waiters, removeFile, endedSession) = state.withLock {
+            state -> ([CheckedContinuation<Void, Never>], String?, Bool) in
+            guard let open = state.handles.removeValue(forKey: handle) else { return ([], nil, false) }
             let ino = open.ino
             state.handleCounts[ino, default: 1] -= 1
             if state.handleCounts[ino] == 0 { state.handleCounts[ino] = nil }
@@ -312,6 +313,7 @@ extension FolioFileSystem {
             if let fd = open.readFD { close(fd) }
             var waiters: [CheckedContinuation<Void, Never>] = []
             var removeFile: String?
+            var endedSession = false
             if let sessionID = open.sessionID, var session = state.sessions[ino], session.id == sessionID {
                 session.handles.remove(handle)
                 if session.handles.isEmpty {
@@ -321,6 +323,7 @@ extension FolioFileSystem {
                     let current = state.node(ino)?.contentFile
                     if session.fileName != current { removeFile = session.fileName }
                     waiters = Array((state.sessionWaiters.removeValue(forKey: ino) ?? [:]).values)
+                    endedSession = true
                 } else {
                     state.sessions[ino] = session
                 }
@@ -329,9 +332,10 @@ extension FolioFileSystem {
                 if let file = orphan.contentFile, file != removeFile { cache.remove(file) }
                 state.pageCaches[ino] = nil
             }
-            return (waiters, removeFile)
+            return (waiters, removeFile, endedSession)
         }
         if let removeFile { cache.remove(removeFile) }
+        if endedSession { notifyUploader() }
         waiters.forEach { $0.resume() }
         if let commitError { throw commitError }
     }

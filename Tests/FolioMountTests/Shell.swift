@@ -1,0 +1,96 @@
+import Foundation
+import XCTest
+
+/// The result of a finished command.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs real processes for the mount tests, always with a time limit.
+enum Shell {
+    /// Runs `bash -c script`, killing it after `timeout` seconds.
+    @discardableResult
+    static func run(
+        _ script: String, timeout: TimeInterval = 120, environment: [String: String] = [:],
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let outData = LockedData()
+        let errData = LockedData()
+        out.fileHandleForReading.readabilityHandler = { outData.append($0.availableData) }
+        err.fileHandleForReading.readabilityHandler = { errData.append($0.availableData) }
+        do {
+            try process.run()
+        } catch {
+            XCTFail("cannot run \(script): \(error)", file: file, line: line)
+            return CommandResult(status: -1, stdout: "", stderr: "")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(-process.processIdentifier, SIGKILL)
+            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            XCTFail("timed out after \(timeout) s: \(script)", file: file, line: line)
+        }
+        process.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        err.fileHandleForReading.readabilityHandler = nil
+        outData.append(out.fileHandleForReading.readDataToEndOfFile())
+        errData.append(err.fileHandleForReading.readDataToEndOfFile())
+        return CommandResult(status: process.terminationStatus, stdout: outData.string, stderr: errData.string)
+    }
+
+    /// Runs a command that must succeed; returns its standard output.
+    @discardableResult
+    static func check(
+        _ script: String, timeout: TimeInterval = 120, file: StaticString = #filePath, line: UInt = #line
+    ) -> String {
+        let result = run(script, timeout: timeout, file: file, line: line)
+        XCTAssertEqual(
+            result.status, 0, "command failed: \(script)\nstdout: \(result.stdout)\nstderr: \(result.stderr)",
+            file: file, line: line)
+        return result.stdout
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+    @discardableResult
+    static func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
+
+/// Bytes collected from a pipe on another thread.
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ more: Data) {
+        lock.lock()
+        data.append(more)
+        lock.unlock()
+    }
+
+    var string: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
