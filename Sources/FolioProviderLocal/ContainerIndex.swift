@@ -1,0 +1,53 @@
+import FolioCore
+
+/// The in-memory map from item id to place (parent id and name) of one container. Paths are computed by
+/// walking up the parents, so renaming a folder updates one entry. Entries can be stale (someone changed the
+/// remote by hand): every hit is checked against the disk, and a miss rescans the container.
+struct ContainerIndex: Sendable {
+    /// Where an item is.
+    struct Place: Hashable, Sendable {
+        /// The parent folder, or `nil` for the container's root.
+        var parentID: ItemID?
+        /// The item's name in its parent.
+        var name: String
+    }
+
+    /// Places by item id.
+    var places: [ItemID: Place] = [:]
+
+    /// The path components of an item below the container's directory, or `nil` if the item (or one of its
+    /// ancestors) is unknown or the parents form a cycle.
+    func components(of id: ItemID) -> [String]? {
+        var reversed: [String] = []
+        var current: ItemID? = id
+        while let item = current {
+            guard let place = places[item], reversed.count <= places.count else { return nil }
+            reversed.append(place.name)
+            current = place.parentID
+        }
+        return reversed.reversed()
+    }
+
+    /// Removes an item and everything below it; returns the removed places.
+    @discardableResult
+    mutating func removeSubtree(_ id: ItemID) -> [ItemID: Place] {
+        var removed: [ItemID: Place] = [:]
+        for candidate in places.keys where isSelfOrDescendant(candidate, of: id) {
+            removed[candidate] = places[candidate]
+        }
+        for key in removed.keys { places[key] = nil }
+        return removed
+    }
+
+    /// Whether `candidate` is `ancestor` or lies below it.
+    private func isSelfOrDescendant(_ candidate: ItemID, of ancestor: ItemID) -> Bool {
+        var current: ItemID? = candidate
+        var steps = 0
+        while let item = current, steps <= places.count {
+            if item == ancestor { return true }
+            current = places[item]?.parentID
+            steps += 1
+        }
+        return false
+    }
+}

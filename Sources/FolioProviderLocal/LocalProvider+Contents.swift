@@ -1,0 +1,123 @@
+import FolioCore
+import Foundation
+import Glibc
+import SystemPackage
+
+extension LocalProvider {
+    /// Copies a file's content to `destination` in chunks, reporting progress and pacing to the simulated
+    /// bandwidth. `.conflict` if the file is not (or no longer, while being read) at `version`; `.notFound` if it
+    /// is gone; `.interrupted` when the task is cancelled.
+    public func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        let simulation = try await gate.admit("fetch \(id)")
+        let (source, item, status) = try tree.withLock { tree in
+            guard let located = try tree.locate(id, in: container) else {
+                throw FolioError.notFound("item \(id) in \(container)")
+            }
+            return try Self.openForReading(located, tree: tree, version: version)
+        }
+        defer { try? source.close() }
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.open(
+                destination, .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite
+            )
+        } catch let error as Errno {
+            throw FolioError.system(error, "open \(destination) to fetch \(id)")
+        }
+        try await SystemCalls.closing(output, path: destination) {
+            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+            _ = try await copier.copy(from: source, to: output, what: "fetch of \(item.name)", progress: progress)
+        }
+        let after = try SystemCalls.status(of: source, path: FilePath(item.name))
+        guard after.hasSameContent(as: status) else {
+            throw FolioError.conflict("\(item.name) (\(id)) changed on the remote while it was being fetched")
+        }
+        return item
+    }
+
+    /// Opens a located file and checks, on the open descriptor, that it is the item at `version`.
+    private static func openForReading(
+        _ located: LocatedItem, tree: RemoteTree, version: String
+    ) throws -> (FileDescriptor, RemoteItem, FileStatus) {
+        switch located.kind {
+        case .directory: throw FolioError.isDirectory("\(located.name) (\(located.id)) has no content")
+        case .symlink: throw FolioError.invalidArgument("\(located.name) (\(located.id)) is a symlink")
+        default: break
+        }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(located.path, .readOnly, options: [.noFollow])
+        } catch let error as Errno {
+            throw FolioError.system(error, "open \(located.path)")
+        }
+        do {
+            let status = try SystemCalls.status(of: descriptor, path: located.path)
+            let storedID = try SystemCalls.extendedAttribute(ItemAttributes.id, of: descriptor, path: located.path)
+            let revision = try SystemCalls.extendedAttribute(
+                ItemAttributes.revision, of: descriptor, path: located.path
+            ).flatMap { UInt64($0) } ?? 0
+            guard (storedID.map { ItemID($0) } ?? RemoteTree.derivedID(of: status)) == located.id else {
+                throw FolioError.conflict("\(located.name) (\(located.id)) was replaced on the remote")
+            }
+            var item = try tree.remoteItem(for: located)
+            item.size = status.size
+            item.modificationTime = status.modificationTime
+            item.version = ItemAttributes.version(kind: .file, revision: revision, status: status)
+            guard item.version == version else {
+                throw FolioError.conflict(
+                    "\(located.name) (\(located.id)) is at version \(item.version) on the remote, not \(version)"
+                )
+            }
+            return (descriptor, item, status)
+        } catch {
+            try? descriptor.close()
+            throw error
+        }
+    }
+
+    /// Copies an upload's content into a new file in the staging directory (paced to the simulated bandwidth,
+    /// cancellable) and returns its path; the caller renames it into place or removes it.
+    func stage(_ contents: FilePath, simulation: NetworkSimulation, what: String) async throws -> FilePath {
+        let staged = layout.staging.appending(ItemName.internalPrefix + "upload-" + UUID().uuidString)
+        let input: FileDescriptor
+        do {
+            input = try FileDescriptor.open(contents, .readOnly)
+        } catch let error as Errno {
+            throw FolioError.system(error, "open \(contents) for the \(what)")
+        }
+        defer { try? input.close() }
+        do {
+            let output = try FileDescriptor.open(
+                staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
+            )
+            try await SystemCalls.closing(output, path: staged) {
+                let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+                _ = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
+                guard fsync(output.rawValue) == 0 else { throw SystemCalls.lastError("fsync", staged) }
+            }
+            return staged
+        } catch let error as Errno {
+            SystemCalls.removeFileQuietly(staged)
+            throw FolioError.system(error, "stage the \(what)")
+        } catch {
+            SystemCalls.removeFileQuietly(staged)
+            throw error
+        }
+    }
+
+    /// Removes uploads left in the staging directory by a process that died more than a day ago (younger ones
+    /// may belong to another provider on the same remote, still at work).
+    static func removeAbandonedUploads(in staging: FilePath) {
+        guard let names = try? SystemCalls.directoryEntries(staging) else { return }
+        let dayAgo = Timestamp.now().seconds - 86_400
+        for name in names where ItemName.isInternal(name) {
+            let path = staging.appending(name)
+            if let status = try? SystemCalls.statusIfPresent(path), status.modificationTime.seconds < dayAgo {
+                SystemCalls.removeFileQuietly(path)
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import FolioCore
+import SystemPackage
+
+/// The embedded default backend: a directory on this machine plays the remote.
+///
+/// Layout of the remote directory `DIR` (made by ``initialize(at:)``):
+/// - each top-level directory is a container named by its id (`DIR/com.folio.drive/`, `DIR/com.example.notes/`);
+///   hidden entries (starting with `.`) are not containers;
+/// - `DIR/.folio-remote.json` holds container display names and visibility (a directory without an entry is a
+///   public container named by its id);
+/// - `DIR/.folio/` holds the provider's own state (simulation override, symlink ids, uploads being staged).
+///
+/// Items keep their id in the `user.folio.id` xattr, so ids survive renames and moves, also across containers
+/// and also when made by hand on the remote directory. Symlinks, which cannot carry `user.` xattrs on Linux,
+/// are identified by device and inode in `DIR/.folio/symlink-ids.json`. A file's version is
+/// `"<rev>-<mtime ns>-<size>"` where rev (xattr `user.folio.rev`) goes up with every content change made
+/// through the provider, so even a change that keeps size and mtime gets a new version.
+///
+/// Content is uploaded into `DIR/.folio/staging/` and renamed into place, so nobody ever sees a partial file;
+/// fetches copy from an open descriptor and fail with `.conflict` if the file changed meanwhile. Mutations
+/// are serialized by a lock shared by all providers of this process on the same directory (never held across
+/// an `await`), so each check-then-act is atomic for them; other processes changing the directory are
+/// noticed, not locked out.
+public final class LocalProvider: Provider {
+    /// The remote directory.
+    public let root: FilePath
+    /// Where things live.
+    let layout: RemoteLayout
+    /// The tree and its indexes, behind the lock shared by the providers of this process on this remote.
+    let tree: SharedRemoteTree
+    /// The network simulation.
+    let gate: SimulationGate
+
+    /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
+    /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
+    public init(root: FilePath, simulation: NetworkSimulation = .none) throws {
+        let layout = RemoteLayout(root: root)
+        guard try RemoteManifest.load(from: layout.manifest) != nil else {
+            throw FolioError.invalidArgument(
+                "\(root) is not a Folio remote (no .folio-remote.json): make it one with LocalProvider.initialize(at:)"
+            )
+        }
+        try SystemCalls.makeDirectories(layout.staging)
+        self.root = root
+        self.layout = layout
+        tree = try SharedRemoteTree.forRemote(at: layout)
+        gate = SimulationGate(configured: simulation, overrideFile: layout.simulationOverride)
+        Self.removeAbandonedUploads(in: layout.staging)
+    }
+
+    /// Lists the containers: one per top-level directory, described by the manifest.
+    public func listContainers() async throws -> [Container] {
+        _ = try await gate.admit("list containers")
+        return try Self.containers(of: layout)
+    }
+
+    /// Every item of a container, recursively (metadata only). Objects without ids get them now.
+    public func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
+        _ = try await gate.admit("enumerate \(container)")
+        let items = try tree.withLock { try $0.scan(container) }
+        return (items, Self.makeAnchor())
+    }
+
+    /// The changes since `anchor`: for now always the container's whole content (`isFullEnumeration`), which
+    /// lets the caller find deletions by difference.
+    public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
+        _ = try await gate.admit("changes in \(container)")
+        let items = try tree.withLock { try $0.scan(container) }
+        return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
+    }
+
+    /// Creates an item; a retry with the same id returns the existing item instead of creating another.
+    public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        let simulation = try await gate.admit("create \(template.name)")
+        try ItemName.validate(template.name)
+        if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
+            return existing
+        }
+        var staged: FilePath?
+        if template.kind == .file, let contents {
+            staged = try await stage(contents, simulation: simulation, what: "upload of \(template.name)")
+        }
+        defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
+        return try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+    }
+
+    /// Changes an item's content and/or metadata. Content is replaced only if the remote is still at
+    /// `baseVersion` (otherwise `.conflict`); metadata changes alone never conflict.
+    public func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        let simulation = try await gate.admit("modify \(id)")
+        if let name = changes.name { try ItemName.validate(name) }
+        var staged: FilePath?
+        if let contents {
+            staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
+        }
+        defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
+        return try tree.withLock { [staged] tree in
+            guard var item = try tree.locate(id, in: container) else {
+                throw FolioError.notFound("item \(id) in \(container)")
+            }
+            let plan = try tree.planMove(of: item, changes)
+            if let staged {
+                item = try tree.replaceContents(
+                    of: item, baseVersion: baseVersion, staged: staged, modificationTime: changes.modificationTime
+                )
+            }
+            if let plan { item = try tree.move(item, as: plan) }
+            item = try tree.applyAttributes(changes, to: item)
+            return try tree.remoteItem(for: item)
+        }
+    }
+
+    /// Deletes an item; an item already gone is fine, a folder must be empty, and a `baseVersion` the item is
+    /// no longer at is a `.conflict`.
+    public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
+        _ = try await gate.admit("delete \(id)")
+        try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion) }
+    }
+
+    /// A new opaque anchor.
+    private static func makeAnchor() -> SyncAnchor { SyncAnchor("scan-\(Timestamp.now().totalNanoseconds)") }
+}

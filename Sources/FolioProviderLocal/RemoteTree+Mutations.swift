@@ -1,0 +1,240 @@
+import FolioCore
+import Foundation
+import SystemPackage
+
+extension RemoteTree {
+    /// A validated move or rename, ready to run.
+    struct MovePlan {
+        /// Where the item goes.
+        var container: ContainerID
+        /// Its new parent (`nil` for the container's root).
+        var parentID: ItemID?
+        /// Its new name.
+        var name: String
+        /// Its new path.
+        var path: FilePath
+    }
+
+    // MARK: Create
+
+    /// The item with this id if it already exists: anywhere in `container` (scanned if it was not yet), or in
+    /// another container already scanned (it was moved after it was created).
+    mutating func existingItem(_ id: ItemID, preferring container: ContainerID) throws -> RemoteItem? {
+        if let found = try locate(id, in: container, rescanOnMiss: false) { return try remoteItem(for: found) }
+        for other in indexes.keys where other != container {
+            if let found = try? locateIndexed(id, in: other) { return try remoteItem(for: found) }
+        }
+        return nil
+    }
+
+    /// Creates an item from a template. A file's content is the `staged` file (moved into place), or empty.
+    /// A retried create (same id) returns the existing item; a name taken by another item is `.exists`.
+    /// Nothing is left half-created on failure.
+    mutating func create(_ template: RemoteItemTemplate, staged: FilePath?) throws -> RemoteItem {
+        try ItemName.validate(template.name)
+        guard [.file, .directory, .symlink].contains(template.kind) else {
+            throw FolioError.notSupported("a \(template.kind.rawValue) cannot be stored on a remote")
+        }
+        guard !template.id.isContainerRoot else {
+            throw FolioError.invalidArgument("\(template.id) is reserved for container roots")
+        }
+        if template.kind == .symlink && (template.symlinkTarget ?? "").isEmpty {
+            throw FolioError.invalidArgument("symlink \(template.name) without a target")
+        }
+        if let existing = try existingItem(template.id, preferring: template.container) { return existing }
+
+        let (parentPath, parentID) = try directory(for: template.parentID, in: template.container)
+        let path = parentPath.appending(template.name)
+        if try SystemCalls.statusIfPresent(path) != nil {
+            throw FolioError.exists("\(template.name) in \(parentID.map(\.rawValue) ?? template.container.rawValue)")
+        }
+        switch template.kind {
+        case .directory: try createDirectory(at: path, template: template)
+        case .symlink: try createSymlink(at: path, template: template)
+        default: try createFile(at: path, template: template, staged: staged)
+        }
+        indexes[template.container, default: ContainerIndex()].places[template.id] =
+            ContainerIndex.Place(parentID: parentID, name: template.name)
+        let status = try SystemCalls.status(path)
+        return try remoteItem(
+            for: LocatedItem(
+                id: template.id, container: template.container, parentID: parentID, name: template.name, path: path,
+                status: status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil
+            )
+        )
+    }
+
+    /// Gives a file its attributes where nobody sees it yet, then links it into place without replacing.
+    private func createFile(at path: FilePath, template: RemoteItemTemplate, staged: FilePath?) throws {
+        let source = staged ?? layout.staging.appending(ItemName.internalPrefix + "empty-" + UUID().uuidString)
+        do {
+            if staged == nil {
+                let descriptor = try FileDescriptor.open(
+                    source, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
+                )
+                try descriptor.close()
+            }
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, template.id.rawValue, of: source)
+            try SystemCalls.setExtendedAttribute(ItemAttributes.revision, "1", of: source)
+            try Self.applyMode(template.mode, kind: .file, to: source)
+            try SystemCalls.setModificationTime(source, template.modificationTime)
+            try SystemCalls.renameWithoutReplacing(source, to: path)
+        } catch let error as Errno {
+            SystemCalls.removeFileQuietly(source)
+            throw FolioError.system(error, "create \(path)")
+        } catch {
+            SystemCalls.removeFileQuietly(source)
+            throw error
+        }
+    }
+
+    /// Makes a folder and gives it its attributes; removes it again if that fails.
+    private func createDirectory(at path: FilePath, template: RemoteItemTemplate) throws {
+        try SystemCalls.makeDirectory(path, permissions: 0o700)
+        do {
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, template.id.rawValue, of: path)
+            try Self.applyMode(template.mode, kind: .directory, to: path)
+            try SystemCalls.setModificationTime(path, template.modificationTime)
+        } catch {
+            try? SystemCalls.removeDirectory(path)
+            throw error
+        }
+    }
+
+    /// Makes a symlink and records its id; removes it again if that fails.
+    private mutating func createSymlink(at path: FilePath, template: RemoteItemTemplate) throws {
+        let target = template.symlinkTarget ?? ""
+        try SystemCalls.makeSymlink(at: path, target: target)
+        do {
+            try SystemCalls.setModificationTime(path, template.modificationTime)
+            symlinkIDs.record(template.id, status: try SystemCalls.status(path), target: target)
+            try symlinkIDs.save()
+        } catch {
+            if let status = try? SystemCalls.status(path) { symlinkIDs.forget(status) }
+            SystemCalls.removeFileQuietly(path)
+            throw error
+        }
+    }
+
+    // MARK: Modify
+
+    /// Replaces a file's content with the `staged` file, atomically, if the file is still at `baseVersion`
+    /// (otherwise `.conflict`: a remote change is never overwritten). The id stays; the revision goes up by one.
+    mutating func replaceContents(
+        of item: LocatedItem, baseVersion: String, staged: FilePath, modificationTime: Timestamp?
+    ) throws -> LocatedItem {
+        switch item.kind {
+        case .directory: throw FolioError.isDirectory("\(item.name) (\(item.id)) has no content")
+        case .symlink: throw FolioError.invalidArgument("\(item.name) (\(item.id)) is a symlink: it has no content")
+        default: break
+        }
+        let current = try remoteItem(for: item)
+        guard current.version == baseVersion else {
+            throw FolioError.conflict(
+                "\(item.name) (\(item.id)) is at version \(current.version) on the remote, not \(baseVersion)"
+            )
+        }
+        let revision = try Self.revision(at: item.path) + 1
+        try SystemCalls.setExtendedAttribute(ItemAttributes.id, item.id.rawValue, of: staged)
+        try SystemCalls.setExtendedAttribute(ItemAttributes.revision, String(revision), of: staged)
+        try Self.applyMode(current.mode, kind: .file, to: staged)
+        if let modificationTime { try SystemCalls.setModificationTime(staged, modificationTime) }
+        try SystemCalls.rename(staged, to: item.path)
+        var replaced = item
+        replaced.status = try SystemCalls.status(item.path)
+        return replaced
+    }
+
+    /// Checks a move or rename before anything changes: the name, the destination folder, that the destination
+    /// name is free. `nil` when the item stays where it is.
+    mutating func planMove(of item: LocatedItem, _ changes: RemoteItemChanges) throws -> MovePlan? {
+        let container = changes.container ?? item.container
+        var parentID: ItemID?
+        if let requested = changes.parentID {
+            parentID = requested
+        } else {
+            parentID = container == item.container ? item.parentID : nil
+        }
+        if parentID == ItemID.root(of: container) { parentID = nil }
+        let name = changes.name ?? item.name
+        guard container != item.container || parentID != item.parentID || name != item.name else { return nil }
+        try ItemName.validate(name)
+        if parentID == item.id {
+            throw FolioError.invalidArgument("cannot move \(item.name) (\(item.id)) into itself")
+        }
+        let destination = try directory(for: parentID, in: container)
+        let path = destination.path.appending(name)
+        if try SystemCalls.statusIfPresent(path) != nil {
+            throw FolioError.exists("\(name) in \(destination.parentID.map(\.rawValue) ?? container.rawValue)")
+        }
+        return MovePlan(container: container, parentID: destination.parentID, name: name, path: path)
+    }
+
+    /// Moves or renames an item as planned (never replacing what is at the destination) and updates the
+    /// indexes; a folder brings everything below it along.
+    mutating func move(_ item: LocatedItem, as plan: MovePlan) throws -> LocatedItem {
+        try SystemCalls.renameWithoutReplacing(item.path, to: plan.path)
+        let place = ContainerIndex.Place(parentID: plan.parentID, name: plan.name)
+        if plan.container == item.container {
+            indexes[item.container]?.places[item.id] = place
+        } else {
+            let moved = indexes[item.container]?.removeSubtree(item.id) ?? [:]
+            if indexes[plan.container] != nil {
+                for (id, movedPlace) in moved { indexes[plan.container]?.places[id] = movedPlace }
+                indexes[plan.container]?.places[item.id] = place
+            }
+        }
+        var result = item
+        result.container = plan.container
+        result.parentID = plan.parentID
+        result.name = plan.name
+        result.path = plan.path
+        result.status = try SystemCalls.status(plan.path)
+        return result
+    }
+
+    /// Applies permission and modification time changes (a symlink has no permissions of its own).
+    mutating func applyAttributes(_ changes: RemoteItemChanges, to item: LocatedItem) throws -> LocatedItem {
+        if let mode = changes.mode, item.kind != .symlink {
+            try Self.applyMode(mode, kind: item.kind, to: item.path)
+        }
+        if let modificationTime = changes.modificationTime {
+            try SystemCalls.setModificationTime(item.path, modificationTime)
+        }
+        var result = item
+        result.status = try SystemCalls.status(item.path)
+        return result
+    }
+
+    // MARK: Delete
+
+    /// Deletes an item (a folder must be empty). An item already gone is fine; an item whose version is no
+    /// longer `baseVersion` is a `.conflict` (a remote change is never deleted unseen).
+    mutating func delete(_ id: ItemID, in container: ContainerID, baseVersion: String?) throws {
+        do {
+            _ = try containerDirectory(container)
+        } catch FolioError.notFound {
+            return
+        }
+        guard let item = try locate(id, in: container) else { return }
+        if let baseVersion {
+            let current = try remoteItem(for: item).version
+            guard current == baseVersion else {
+                throw FolioError.conflict(
+                    "\(item.name) (\(id)) changed on the remote: version \(current), not \(baseVersion)"
+                )
+            }
+        }
+        switch item.kind {
+        case .directory:
+            try SystemCalls.removeDirectory(item.path)
+        case .symlink:
+            try SystemCalls.removeFile(item.path)
+            symlinkIDs.forget(item.status)
+            try symlinkIDs.save()
+        default:
+            try SystemCalls.removeFile(item.path)
+        }
+        indexes[container]?.places[id] = nil
+    }
+}

@@ -1,0 +1,158 @@
+import FolioCore
+import SystemPackage
+
+extension RemoteTree {
+    /// One object met during a scan.
+    private struct ScannedObject {
+        /// Path components below the container's directory.
+        var components: [String]
+        /// Index of the parent folder in the scan, `nil` at the container's root.
+        var parent: Int?
+        /// The object's status.
+        var status: FileStatus
+        /// The target, for a symlink.
+        var symlinkTarget: String?
+        /// The id found on it, then the id it keeps or gets.
+        var id: ItemID?
+    }
+
+    /// Walks a container's whole tree (metadata only, never content), gives an id to every object without one,
+    /// rebuilds the container's index and returns every item, parents before their children.
+    ///
+    /// Skipped: the provider's own `.folio-` files, objects a provider cannot store (devices, FIFOs, sockets)
+    /// and names that are not valid UTF-8.
+    mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
+        let base = try containerDirectory(container)
+        try symlinkIDs.reloadIfChanged()
+        var objects: [ScannedObject] = []
+        try collect(directory: base, components: [], parent: nil, into: &objects)
+        try dropDuplicateIDs(in: &objects, container: container)
+
+        var index = ContainerIndex()
+        var items: [RemoteItem] = []
+        items.reserveCapacity(objects.count)
+        var symlinkIDsChanged = false
+        for position in objects.indices {
+            var path = base
+            for component in objects[position].components { path.append(component) }
+            let object = objects[position]
+            let id: ItemID
+            if let existing = object.id {
+                id = existing
+            } else {
+                id = assignID(to: path, status: object.status, symlinkTarget: object.symlinkTarget)
+                if object.status.kind == .symlink { symlinkIDsChanged = true }
+                objects[position].id = id
+            }
+            let parentID = object.parent.flatMap { objects[$0].id }
+            let name = object.components.last ?? ""
+            let located = LocatedItem(
+                id: id, container: container, parentID: parentID, name: name, path: path, status: object.status,
+                symlinkTarget: object.symlinkTarget
+            )
+            do {
+                items.append(try remoteItem(for: located))
+            } catch FolioError.notFound {
+                continue  // removed by someone else while we were scanning
+            }
+            index.places[id] = ContainerIndex.Place(parentID: parentID, name: name)
+        }
+        if symlinkIDsChanged { try symlinkIDs.save() }
+        indexes[container] = index
+        return items
+    }
+
+    /// Appends every storable object below `directory` (depth first, names sorted) to `objects`.
+    private func collect(
+        directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject]
+    ) throws {
+        let names: [String]
+        do {
+            names = try SystemCalls.directoryEntries(directory)
+        } catch FolioError.notFound {
+            return  // removed while we were scanning
+        }
+        for name in names where !ItemName.isInternal(name) {
+            let path = directory.appending(name)
+            guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }
+            let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
+            if kind == .symlink && target == nil { continue }
+            let stored: ItemID?
+            if kind == .symlink, let target {
+                stored = symlinkIDs.id(of: status, target: target)
+            } else {
+                stored = (try SystemCalls.extendedAttribute(ItemAttributes.id, of: path)).flatMap {
+                    $0.isEmpty ? nil : ItemID($0)
+                }
+            }
+            objects.append(
+                ScannedObject(
+                    components: components + [name], parent: parent, status: status, symlinkTarget: target,
+                    id: stored
+                )
+            )
+            if kind == .directory {
+                try collect(
+                    directory: path, components: components + [name], parent: objects.count - 1, into: &objects
+                )
+            }
+        }
+    }
+
+    /// Makes ids unique: when two objects carry the same id (a `cp -a` copy), the one the index knew at that
+    /// place keeps it (otherwise the first met), and the other gets a new id. An id still held by an item of
+    /// another container is given up here too; a stale entry of another container (the item was moved here by
+    /// hand) is dropped from that container's index.
+    private mutating func dropDuplicateIDs(in objects: inout [ScannedObject], container: ContainerID) throws {
+        let previous = indexes[container]
+        var holder: [ItemID: Int] = [:]
+        for position in objects.indices {
+            guard let id = objects[position].id else { continue }
+            if id.isContainerRoot {
+                objects[position].id = nil
+            } else if let earlier = holder[id] {
+                if previous?.components(of: id) == objects[position].components {
+                    objects[earlier].id = nil
+                    holder[id] = position
+                } else {
+                    objects[position].id = nil
+                }
+            } else if try isHeldElsewhere(id, outside: container) {
+                objects[position].id = nil
+            } else {
+                holder[id] = position
+            }
+        }
+    }
+
+    /// Whether an item of another scanned container really holds `id`; forgets stale entries on the way.
+    private mutating func isHeldElsewhere(_ id: ItemID, outside container: ContainerID) throws -> Bool {
+        for other in indexes.keys where other != container && indexes[other]?.places[id] != nil {
+            let found: LocatedItem?
+            do {
+                found = try locateIndexed(id, in: other)
+            } catch FolioError.notFound {
+                found = nil
+            }
+            if found != nil { return true }
+            indexes[other]?.places[id] = nil
+        }
+        return false
+    }
+
+    /// Gives a new id to an object found without one. For a file or folder whose xattr cannot be set (not ours
+    /// to change), the id derived from its inode is used instead.
+    private mutating func assignID(to path: FilePath, status: FileStatus, symlinkTarget: String?) -> ItemID {
+        let id = ItemID.generate()
+        if status.kind == .symlink, let symlinkTarget {
+            symlinkIDs.record(id, status: status, target: symlinkTarget)
+            return id
+        }
+        do {
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path)
+            return id
+        } catch {
+            return Self.derivedID(of: status)
+        }
+    }
+}

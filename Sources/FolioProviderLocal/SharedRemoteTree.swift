@@ -1,0 +1,48 @@
+import FolioCore
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// The ``RemoteTree`` of one remote directory behind its lock, shared by every ``LocalProvider`` of this
+/// process on that directory, so their mutations are serialized together and they share one id index.
+final class SharedRemoteTree: Sendable {
+    /// A registry entry that does not keep the tree alive.
+    private struct WeakReference: Sendable {
+        weak var tree: SharedRemoteTree?
+    }
+
+    /// The trees in use, by the canonical path of their remote directory.
+    private static let registry = Mutex<[String: WeakReference]>([:])
+
+    /// The tree.
+    private let tree: Mutex<RemoteTree>
+
+    /// Wraps a tree.
+    private init(_ tree: RemoteTree) {
+        self.tree = Mutex(tree)
+    }
+
+    /// The tree of the remote at `layout`, shared with the other providers of this process on it.
+    static func forRemote(at layout: RemoteLayout) throws -> SharedRemoteTree {
+        let key = canonicalPath(layout.root)
+        return try registry.withLock { entries in
+            if let existing = entries[key]?.tree { return existing }
+            entries = entries.filter { $0.value.tree != nil }
+            let created = SharedRemoteTree(try RemoteTree(layout: layout))
+            entries[key] = WeakReference(tree: created)
+            return created
+        }
+    }
+
+    /// Runs `body` on the tree under its lock. Never call it from inside `body`, nor `await` inside.
+    func withLock<Result: Sendable>(_ body: (inout RemoteTree) throws -> Result) throws -> Result {
+        try tree.withLock { try body(&$0) }
+    }
+
+    /// The path with symlinks resolved (so two spellings of one directory share a tree), or as given.
+    private static func canonicalPath(_ path: FilePath) -> String {
+        guard let resolved = realpath(path.string, nil) else { return path.lexicallyNormalized().string }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

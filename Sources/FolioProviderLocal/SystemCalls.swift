@@ -1,0 +1,223 @@
+import FolioCore
+import Glibc
+import SystemPackage
+
+/// Thin typed wrappers over the POSIX calls the local provider needs. Every failure becomes a ``FolioError``
+/// that names the path, mapped in one place by ``FolioError/system(_:_:)``.
+///
+/// Glibc's Swift module does not export `<sys/xattr.h>` or `renameat2`; those few functions are resolved once
+/// from the C library with `dlsym` (see ``LibcExtras``).
+enum SystemCalls {
+    /// The last `errno` as a ``FolioError`` with context.
+    static func lastError(_ operation: String, _ path: FilePath) -> FolioError {
+        FolioError.system(Errno(rawValue: Glibc.errno), "\(operation) \(path)")
+    }
+
+    /// Retries a call while it fails with `EINTR`.
+    static func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result >= 0 || Glibc.errno != EINTR { return result }
+        }
+    }
+
+    // MARK: Status
+
+    /// The status of `path` itself (symlinks are not followed), or `nil` if nothing is there.
+    static func statusIfPresent(_ path: FilePath) throws -> FileStatus? {
+        var raw = stat()
+        if lstat(path.string, &raw) == 0 { return FileStatus(raw) }
+        if Glibc.errno == ENOENT || Glibc.errno == ENOTDIR { return nil }
+        throw lastError("lstat", path)
+    }
+
+    /// The status of `path` itself (symlinks are not followed).
+    static func status(_ path: FilePath) throws -> FileStatus {
+        guard let status = try statusIfPresent(path) else {
+            throw FolioError.notFound(path.string)
+        }
+        return status
+    }
+
+    /// The status of an open file.
+    static func status(of descriptor: FileDescriptor, path: FilePath) throws -> FileStatus {
+        var raw = stat()
+        guard fstat(descriptor.rawValue, &raw) == 0 else { throw lastError("fstat", path) }
+        return FileStatus(raw)
+    }
+
+    /// Runs `body`, then closes `descriptor` whatever happened; a failed close after a successful body is an
+    /// error (written data may be lost).
+    static func closing<Result>(
+        _ descriptor: FileDescriptor, path: FilePath, _ body: () async throws -> Result
+    ) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            try? descriptor.close()
+            throw error
+        }
+        do {
+            try descriptor.close()
+        } catch let error as Errno {
+            throw FolioError.system(error, "close \(path)")
+        }
+        return result
+    }
+
+    // MARK: Directories and links
+
+    /// The names in a directory, without `.` and `..`. Names that are not valid UTF-8 are left out: they
+    /// cannot be represented as item names.
+    static func directoryEntries(_ path: FilePath) throws -> [String] {
+        guard let stream = opendir(path.string) else { throw lastError("opendir", path) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            Glibc.errno = 0
+            guard let entry = readdir(stream) else {
+                if Glibc.errno != 0 { throw lastError("readdir", path) }
+                break
+            }
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
+                    String(validatingCString: $0)
+                }
+            }
+            guard let name, name != ".", name != ".." else { continue }
+            names.append(name)
+        }
+        return names.sorted()
+    }
+
+    /// Creates a directory (fails with `.exists` if the name is taken).
+    static func makeDirectory(_ path: FilePath, permissions: UInt32) throws {
+        guard mkdir(path.string, mode_t(permissions)) == 0 else { throw lastError("mkdir", path) }
+    }
+
+    /// Creates a directory and its missing parents; an existing directory is fine.
+    static func makeDirectories(_ path: FilePath, permissions: UInt32 = 0o755) throws {
+        if let status = try statusIfPresent(path) {
+            guard status.kind == .directory else { throw FolioError.notDirectory(path.string) }
+            return
+        }
+        var parent = path
+        if parent.removeLastComponent(), !parent.isEmpty, parent != path {
+            try makeDirectories(parent, permissions: permissions)
+        }
+        if mkdir(path.string, mode_t(permissions)) != 0 && Glibc.errno != EEXIST {
+            throw lastError("mkdir", path)
+        }
+    }
+
+    /// Removes an empty directory.
+    static func removeDirectory(_ path: FilePath) throws {
+        guard rmdir(path.string) == 0 else { throw lastError("rmdir", path) }
+    }
+
+    /// Removes a file or symlink.
+    static func removeFile(_ path: FilePath) throws {
+        guard unlink(path.string) == 0 else { throw lastError("unlink", path) }
+    }
+
+    /// Removes a file or symlink if present, ignoring every error (clean-up paths).
+    static func removeFileQuietly(_ path: FilePath) {
+        _ = unlink(path.string)
+    }
+
+    /// Creates a symlink at `path` pointing to `target`.
+    static func makeSymlink(at path: FilePath, target: String) throws {
+        guard symlink(target, path.string) == 0 else { throw lastError("symlink", path) }
+    }
+
+    /// The target of a symlink.
+    static func symlinkTarget(_ path: FilePath) throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path.string, &buffer, buffer.count - 1)
+        guard count >= 0 else { throw lastError("readlink", path) }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Renames `source` to `destination`, replacing what is there.
+    static func rename(_ source: FilePath, to destination: FilePath) throws {
+        guard Glibc.rename(source.string, destination.string) == 0 else {
+            throw lastError("rename to \(destination.string) from", source)
+        }
+    }
+
+    /// Renames `source` to `destination` atomically, failing with `.exists` if the destination is taken.
+    static func renameWithoutReplacing(_ source: FilePath, to destination: FilePath) throws {
+        let result = LibcExtras.renameat2(AT_FDCWD, source.string, AT_FDCWD, destination.string, renameNoReplace)
+        guard result == 0 else { throw lastError("rename to \(destination.string) from", source) }
+    }
+
+    /// `RENAME_NOREPLACE` from `<linux/fs.h>`.
+    static let renameNoReplace: UInt32 = 1
+
+    // MARK: Permissions and times
+
+    /// Sets permission bits (not for symlinks).
+    static func setPermissions(_ path: FilePath, _ permissions: UInt32) throws {
+        guard chmod(path.string, mode_t(permissions & 0o7777)) == 0 else { throw lastError("chmod", path) }
+    }
+
+    /// Sets the modification time of `path` itself (symlinks are not followed); the access time is left.
+    static func setModificationTime(_ path: FilePath, _ time: Timestamp) throws {
+        var times = [
+            timespec(tv_sec: 0, tv_nsec: utimeOmit),
+            timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),
+        ]
+        guard utimensat(AT_FDCWD, path.string, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw lastError("utimensat", path)
+        }
+    }
+
+    /// `UTIME_OMIT` from `<sys/stat.h>` (a macro Swift does not import): leave this time as it is.
+    static let utimeOmit = (1 << 30) - 2
+
+    // MARK: Extended attributes
+
+    /// The value of an extended attribute of `path` itself, or `nil` when it is absent (or the object cannot
+    /// carry user attributes, like a symlink).
+    static func extendedAttribute(_ name: String, of path: FilePath) throws -> String? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            let count = LibcExtras.lgetxattr(path.string, name, &buffer, buffer.count)
+            if count >= 0 { return String(decoding: buffer[0..<count], as: UTF8.self) }
+            switch Glibc.errno {
+            case ENODATA, ENOTSUP, EPERM: return nil
+            case ERANGE: buffer = [UInt8](repeating: 0, count: buffer.count * 4)
+            default: throw lastError("getxattr \(name)", path)
+            }
+        }
+    }
+
+    /// Sets an extended attribute of `path` itself.
+    static func setExtendedAttribute(_ name: String, _ value: String, of path: FilePath) throws {
+        let bytes = Array(value.utf8)
+        let result = bytes.withUnsafeBytes { LibcExtras.lsetxattr(path.string, name, $0.baseAddress, $0.count, 0) }
+        guard result == 0 else { throw lastError("setxattr \(name)", path) }
+    }
+
+    /// Removes an extended attribute of `path` itself; an absent attribute is fine.
+    static func removeExtendedAttribute(_ name: String, of path: FilePath) throws {
+        guard LibcExtras.lremovexattr(path.string, name) == 0 || Glibc.errno == ENODATA else {
+            throw lastError("removexattr \(name)", path)
+        }
+    }
+
+    /// The value of an extended attribute of an open file, or `nil` when it is absent.
+    static func extendedAttribute(_ name: String, of descriptor: FileDescriptor, path: FilePath) throws -> String? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            let count = LibcExtras.fgetxattr(descriptor.rawValue, name, &buffer, buffer.count)
+            if count >= 0 { return String(decoding: buffer[0..<count], as: UTF8.self) }
+            switch Glibc.errno {
+            case ENODATA, ENOTSUP: return nil
+            case ERANGE: buffer = [UInt8](repeating: 0, count: buffer.count * 4)
+            default: throw lastError("fgetxattr \(name)", path)
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import FolioCore
+
+/// The conformance suite every provider runs (one suite, many backends): what Folio's sync engine relies on,
+/// checked against a real provider. Each check works in its own uniquely named folder, so the remote need not
+/// be empty and checks do not see each other's items; a passing check deletes what it made (a failing one
+/// leaves its items on the remote, to look at).
+///
+/// Run everything with ``runAll()``, or one check with ``run(_:)`` (one test method per ``Check`` gives the
+/// clearest reports). A failure is a ``ConformanceFailure`` saying what was expected and what happened.
+public struct ProviderConformance: Sendable {
+    /// Makes a provider over the remote under test. Called once per check; every provider it makes must see
+    /// the same remote.
+    public typealias ProviderFactory = @Sendable () async throws -> any Provider
+
+    /// What the provider under test supports, and where the suite may work.
+    public struct Options: Sendable {
+        /// The container the checks work in.
+        public var container: ContainerID
+        /// A second container of the same remote, for moves across containers (`nil` skips that check).
+        public var secondContainer: ContainerID?
+        /// Whether the provider stores symlinks.
+        public var supportsSymlinks: Bool
+        /// Whether the provider keeps the modification time it is given (to the nanosecond).
+        public var preservesModificationTime: Bool
+        /// Whether the provider keeps permission bits.
+        public var preservesMode: Bool
+        /// Names this provider cannot store besides the universal ones (over 255 bytes, `/`, NUL, `.`, `..`,
+        /// empty); creating them must fail with `.invalidArgument`.
+        public var extraInvalidNames: [String]
+
+        /// Options for a provider; the defaults expect everything a local file system offers.
+        public init(
+            container: ContainerID = .drive, secondContainer: ContainerID? = nil, supportsSymlinks: Bool = true,
+            preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = []
+        ) {
+            self.container = container
+            self.secondContainer = secondContainer
+            self.supportsSymlinks = supportsSymlinks
+            self.preservesModificationTime = preservesModificationTime
+            self.preservesMode = preservesMode
+            self.extraInvalidNames = extraInvalidNames
+        }
+    }
+
+    /// The checks of the suite.
+    public enum Check: String, CaseIterable, Sendable {
+        /// Files, folders and symlinks are created as asked and enumerated with the same ids and metadata.
+        case createAndEnumerate
+        /// Ids survive renames and moves (folders bring their children); a taken name is `.exists`.
+        case idsStableAcrossRenameAndMove
+        /// Ids survive a move to another container.
+        case idsStableAcrossContainers
+        /// A fetch returns the exact bytes and reports progress up to the size.
+        case fetchReturnsExactBytes
+        /// A fetch of another version is `.conflict`; of an unknown id `.notFound`.
+        case fetchChecksVersionAndExistence
+        /// A content change based on a stale version is `.conflict` and changes nothing; every content change
+        /// gives a new version, even one keeping size and modification time; metadata changes never conflict.
+        case staleModifyConflicts
+        /// A create retried with the same id returns the same item, never a duplicate.
+        case createIsIdempotent
+        /// Deleting twice succeeds; deleting a changed item is `.conflict`.
+        case deleteIsIdempotent
+        /// Deleting a folder with children is `.notEmpty`.
+        case deleteNonEmptyFolderFails
+        /// Names the provider cannot store are refused (`.nameTooLong`, `.invalidArgument`), creating nothing.
+        case badNamesAreRefused
+        /// A cancelled fetch stops with `.interrupted` (needs a slow provider).
+        case fetchCancellation
+    }
+
+    /// What running a check gave.
+    public enum Outcome: Sendable, Equatable {
+        /// The check passed.
+        case passed
+        /// The check could not run with these options; the reason says why.
+        case skipped(String)
+    }
+
+    /// What the provider supports and where to work.
+    public let options: Options
+    /// Makes the provider under test.
+    let makeProvider: ProviderFactory
+    /// Makes a provider over the same remote that transfers content slowly enough to be cancelled midway.
+    let makeSlowProvider: ProviderFactory?
+
+    /// A suite for the providers `makeProvider` makes. `makeSlowProvider`, if given, makes providers over the
+    /// same remote whose content transfers take at least a second or so for a few MiB (for the cancellation
+    /// check, skipped without it).
+    public init(
+        options: Options = Options(), makeProvider: @escaping ProviderFactory,
+        makeSlowProvider: ProviderFactory? = nil
+    ) {
+        self.options = options
+        self.makeProvider = makeProvider
+        self.makeSlowProvider = makeSlowProvider
+    }
+
+    /// Runs one check in a fresh workspace; throws a ``ConformanceFailure`` (or the provider's unexpected error)
+    /// if the provider does not conform.
+    @discardableResult
+    public func run(_ check: Check) async throws -> Outcome {
+        if let reason = skipReason(check) { return .skipped(reason) }
+        let provider = try await makeProvider()
+        let workspace = try await ConformanceWorkspace.make(
+            check: check.rawValue, provider: provider, container: options.container
+        )
+        do {
+            try await perform(check, in: workspace)
+        } catch {
+            workspace.removeScratch()  // the remote items stay, to look at
+            throw error
+        }
+        await workspace.cleanUp()
+        return .passed
+    }
+
+    /// Runs every check, all of them even after a failure, and throws one ``ConformanceFailure`` listing every
+    /// failed check. Returns each check's outcome.
+    @discardableResult
+    public func runAll() async throws -> [Check: Outcome] {
+        var outcomes: [Check: Outcome] = [:]
+        var failures: [String] = []
+        for check in Check.allCases {
+            do {
+                outcomes[check] = try await run(check)
+            } catch {
+                failures.append("\(check.rawValue): \(error)")
+            }
+        }
+        if !failures.isEmpty {
+            throw ConformanceFailure(
+                check: "runAll", message: "\(failures.count) check(s) failed:\n" + failures.joined(separator: "\n")
+            )
+        }
+        return outcomes
+    }
+
+    /// Why a check cannot run with these options, if it cannot.
+    private func skipReason(_ check: Check) -> String? {
+        switch check {
+        case .idsStableAcrossContainers where options.secondContainer == nil:
+            return "no second container given"
+        case .fetchCancellation where makeSlowProvider == nil:
+            return "no slow provider given"
+        default:
+            return nil
+        }
+    }
+
+    /// Runs the body of a check.
+    private func perform(_ check: Check, in workspace: ConformanceWorkspace) async throws {
+        switch check {
+        case .createAndEnumerate: try await checkCreateAndEnumerate(workspace)
+        case .idsStableAcrossRenameAndMove: try await checkIDsStableAcrossRenameAndMove(workspace)
+        case .idsStableAcrossContainers: try await checkIDsStableAcrossContainers(workspace)
+        case .fetchReturnsExactBytes: try await checkFetchReturnsExactBytes(workspace)
+        case .fetchChecksVersionAndExistence: try await checkFetchChecksVersionAndExistence(workspace)
+        case .staleModifyConflicts: try await checkStaleModifyConflicts(workspace)
+        case .createIsIdempotent: try await checkCreateIsIdempotent(workspace)
+        case .deleteIsIdempotent: try await checkDeleteIsIdempotent(workspace)
+        case .deleteNonEmptyFolderFails: try await checkDeleteNonEmptyFolderFails(workspace)
+        case .badNamesAreRefused: try await checkBadNamesAreRefused(workspace)
+        case .fetchCancellation: try await checkFetchCancellation(workspace)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import FolioCore
+import FolioProviderLocal
+import FolioTesting
+import SystemPackage
+import XCTest
+
+/// The conformance suite must catch a provider that breaks its rules: each fault below, injected into a
+/// working local provider, makes the matching check fail.
+final class ConformanceSuiteSelfTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote()
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    func testCatchesAProviderThatOverwritesRemoteChanges() async throws {
+        try await assertFails(.staleModifyConflicts, with: .overwritesOnConflict)
+    }
+
+    func testCatchesAProviderThatDuplicatesRetriedCreates() async throws {
+        try await assertFails(.createIsIdempotent, with: .duplicatesRetriedCreates)
+    }
+
+    func testCatchesAProviderThatShortensLongNames() async throws {
+        try await assertFails(.badNamesAreRefused, with: .shortensLongNames)
+    }
+
+    func testCatchesAProviderThatReportsNoProgress() async throws {
+        try await assertFails(.fetchReturnsExactBytes, with: .reportsNoProgress)
+    }
+
+    /// Runs `check` against a provider with `fault` and expects it to fail.
+    private func assertFails(_ check: ProviderConformance.Check, with fault: FaultyProvider.Fault) async throws {
+        let root = remote.root
+        let suite = ProviderConformance(makeProvider: { FaultyProvider(try LocalProvider(root: root), fault: fault) })
+        do {
+            let outcome = try await suite.run(check)
+            XCTFail("\(check) did not notice \(fault): \(outcome)")
+        } catch let failure as ConformanceFailure {
+            XCTAssertEqual(failure.check, check.rawValue, "\(failure)")
+        }
+    }
+}
+
+/// A local provider with one rule broken on purpose.
+private struct FaultyProvider: Provider {
+    /// The rule to break.
+    enum Fault: Sendable {
+        case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress
+    }
+
+    let base: LocalProvider
+    let fault: Fault
+
+    init(_ base: LocalProvider, fault: Fault) {
+        self.base = base
+        self.fault = fault
+    }
+
+    func listContainers() async throws -> [Container] { try await base.listContainers() }
+
+    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
+        try await base.enumerateItems(in: container)
+    }
+
+    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
+        try await base.changes(in: container, since: anchor)
+    }
+
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        var reported = progress
+        if fault == .reportsNoProgress { reported = { _ in } }
+        return try await base.fetchContents(
+            of: id, in: container, version: version, to: destination, progress: reported
+        )
+    }
+
+    func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        var template = template
+        if fault == .duplicatesRetriedCreates {
+            template.id = .generate()
+            let taken = try await base.enumerateItems(in: template.container).items.contains {
+                $0.parentID == template.parentID && $0.name == template.name
+            }
+            if taken { template.name += " 2" }
+        }
+        if fault == .shortensLongNames && template.name.utf8.count > 255 {
+            template.name = String(template.name.prefix(100))
+        }
+        return try await base.createItem(template, contents: contents)
+    }
+
+    func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        var baseVersion = baseVersion
+        if fault == .overwritesOnConflict,
+            let current = try await base.enumerateItems(in: container).items.first(where: { $0.id == id })
+        {
+            baseVersion = current.version
+        }
+        return try await base.modifyItem(
+            id, in: container, baseVersion: baseVersion, changes: changes, contents: contents
+        )
+    }
+
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
+        try await base.deleteItem(id, in: container, baseVersion: baseVersion)
+    }
+}

@@ -1,0 +1,68 @@
+import FolioCore
+import FolioProviderLocal
+import FolioTesting
+import XCTest
+
+/// The provider conformance suite against ``LocalProvider`` on a temporary remote, one test per check.
+final class LocalProviderConformanceTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote()
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    /// The suite over this test's remote; the slow provider fetches at 1 MiB/s.
+    private var suite: ProviderConformance {
+        let root = remote.root
+        return ProviderConformance(
+            options: ProviderConformance.Options(
+                container: .drive, secondContainer: TemporaryRemote.notes.id,
+                extraInvalidNames: [".folio-anything", ".folio-"]
+            ),
+            makeProvider: { try LocalProvider(root: root) },
+            makeSlowProvider: {
+                try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
+            }
+        )
+    }
+
+    /// Runs one check and fails the test (with the suite's message) if it does not pass.
+    private func assertPasses(_ check: ProviderConformance.Check) async throws {
+        let outcome = try await suite.run(check)
+        XCTAssertEqual(outcome, .passed, "\(check) was \(outcome)")
+    }
+
+    func testCreateAndEnumerate() async throws { try await assertPasses(.createAndEnumerate) }
+    func testIDsStableAcrossRenameAndMove() async throws { try await assertPasses(.idsStableAcrossRenameAndMove) }
+    func testIDsStableAcrossContainers() async throws { try await assertPasses(.idsStableAcrossContainers) }
+    func testFetchReturnsExactBytes() async throws { try await assertPasses(.fetchReturnsExactBytes) }
+    func testFetchChecksVersionAndExistence() async throws {
+        try await assertPasses(.fetchChecksVersionAndExistence)
+    }
+    func testStaleModifyConflicts() async throws { try await assertPasses(.staleModifyConflicts) }
+    func testCreateIsIdempotent() async throws { try await assertPasses(.createIsIdempotent) }
+    func testDeleteIsIdempotent() async throws { try await assertPasses(.deleteIsIdempotent) }
+    func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
+    func testBadNamesAreRefused() async throws { try await assertPasses(.badNamesAreRefused) }
+    func testFetchCancellation() async throws { try await assertPasses(.fetchCancellation) }
+
+    /// Every check is covered by a test above.
+    func testEveryCheckHasATest() {
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 11, "add a test method for the new check")
+    }
+
+    /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it.
+    func testRunAllLeavesTheRemoteClean() async throws {
+        let outcomes = try await suite.runAll()
+        XCTAssertTrue(outcomes.values.allSatisfy { $0 == .passed }, "\(outcomes)")
+        let provider = try remote.provider()
+        let drive = try await provider.enumerateItems(in: .drive).items
+        let notes = try await provider.enumerateItems(in: TemporaryRemote.notes.id).items
+        XCTAssertEqual(drive.map(\.name), [])
+        XCTAssertEqual(notes.map(\.name), [])
+    }
+}

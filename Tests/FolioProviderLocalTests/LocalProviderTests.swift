@@ -1,0 +1,348 @@
+import FolioCore
+@testable import FolioProviderLocal
+import Foundation
+import SystemPackage
+import XCTest
+
+/// What is particular to the local provider: the remote's layout, ids of files made by hand, versions of files
+/// edited by hand.
+final class LocalProviderTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote()
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    // MARK: Containers and setup
+
+    func testContainersComeFromDirectoriesAndTheManifest() async throws {
+        try LocalProvider.addContainer(
+            Container(id: ContainerID("com.example.secret"), displayName: "Secret", isPublic: false), at: remote.root
+        )
+        let manager = FileManager.default
+        for name in ["com.example.unlisted", ".hidden"] {
+            try manager.createDirectory(atPath: remote.root.appending(name).string, withIntermediateDirectories: true)
+        }
+        XCTAssertTrue(manager.createFile(atPath: remote.root.appending("stray.txt").string, contents: Data()))
+
+        let containers = try await remote.provider().listContainers()
+        XCTAssertEqual(containers, [
+            Container.drive,
+            TemporaryRemote.notes,
+            Container(id: ContainerID("com.example.secret"), displayName: "Secret", isPublic: false),
+            Container(id: ContainerID("com.example.unlisted"), displayName: "com.example.unlisted", isPublic: true),
+        ])
+
+        let manifest = try XCTUnwrap(manager.contents(atPath: remote.root.appending(".folio-remote.json").string))
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: manifest) as? [String: Any])
+        let entries = try XCTUnwrap(json["containers"] as? [[String: Any]])
+        let secret = try XCTUnwrap(entries.first { $0["id"] as? String == "com.example.secret" })
+        XCTAssertEqual(secret["displayName"] as? String, "Secret")
+        XCTAssertEqual(secret["public"] as? Bool, false)
+    }
+
+    func testAddContainerUpdatesDisplayNameAndRefusesBadIDs() async throws {
+        try LocalProvider.addContainer(
+            Container(id: TemporaryRemote.notes.id, displayName: "My Notes", isPublic: false), at: remote.root
+        )
+        let notes = try await remote.provider().listContainers().first { $0.id == TemporaryRemote.notes.id }
+        XCTAssertEqual(notes?.displayName, "My Notes")
+        XCTAssertEqual(notes?.isPublic, false)
+        for bad in [".hidden", "a/b", "", ".folio-x"] {
+            XCTAssertThrowsError(
+                try LocalProvider.addContainer(
+                    Container(id: ContainerID(bad), displayName: "x", isPublic: true), at: remote.root
+                )
+            ) { error in
+                XCTAssertEqual((error as? FolioError)?.errno, .invalidArgument, "\(bad): \(error)")
+            }
+        }
+    }
+
+    func testInitializeIsIdempotentAndRefusesNonEmptyDirectories() async throws {
+        try LocalProvider.initialize(at: remote.root)
+        try LocalProvider.initialize(at: remote.root)
+        XCTAssertTrue(LocalProvider.isRemote(at: remote.root))
+        let containers = try await remote.provider().listContainers()
+        XCTAssertEqual(containers.map(\.id), [.drive, TemporaryRemote.notes.id])
+
+        let plain = try TemporaryRemote(initialize: false)
+        defer { plain.remove() }
+        try LocalProvider.initialize(at: plain.root.appending("new/nested"))
+        XCTAssertTrue(LocalProvider.isRemote(at: plain.root.appending("new/nested")))
+
+        let thesis = plain.root.appending("thesis.tex").string
+        XCTAssertTrue(FileManager.default.createFile(atPath: thesis, contents: Data()))
+        XCTAssertThrowsError(try LocalProvider.initialize(at: plain.root)) { error in
+            guard case FolioError.invalidArgument(let message)? = error as? FolioError else {
+                return XCTFail("expected .invalidArgument, got \(error)")
+            }
+            XCTAssertTrue(message.contains("not empty"), message)
+        }
+        XCTAssertFalse(LocalProvider.isRemote(at: plain.root))
+        XCTAssertThrowsError(try LocalProvider(root: plain.root)) { error in
+            XCTAssertEqual((error as? FolioError)?.errno, .invalidArgument)
+        }
+    }
+
+    func testUnknownContainerIsNotFound() async throws {
+        let provider = try remote.provider()
+        do {
+            _ = try await provider.enumerateItems(in: ContainerID("com.example.missing"))
+            XCTFail("enumerating a missing container succeeded")
+        } catch let error as FolioError {
+            XCTAssertEqual(error.errno, .noSuchFileOrDirectory, "\(error)")
+        }
+        try await provider.deleteItem(.generate(), in: ContainerID("com.example.missing"), baseVersion: nil)
+    }
+
+    // MARK: Versions
+
+    func testExternalEditChangesTheVersion() async throws {
+        let provider = try remote.provider()
+        let created = try await provider.createItem(
+            remote.template("edit.txt"), contents: try remote.contentFile("one")
+        )
+        try await Task.sleep(for: .milliseconds(20))
+        try remote.writeByHand("two", to: "edit.txt")
+
+        let listed = try await provider.enumerateItems(in: .drive).items
+        let edited = try XCTUnwrap(listed.first { $0.id == created.id })
+        XCTAssertNotEqual(edited.version, created.version)
+        XCTAssertEqual(edited.size, 3)
+
+        do {
+            _ = try await provider.modifyItem(
+                created.id, in: .drive, baseVersion: created.version, changes: RemoteItemChanges(),
+                contents: try remote.contentFile("mine")
+            )
+            XCTFail("a change based on the version before the hand edit was accepted")
+        } catch FolioError.conflict {}
+        XCTAssertEqual(try String(contentsOfFile: remote.path("edit.txt"), encoding: .utf8), "two")
+
+        let destination = try remote.destination()
+        _ = try await provider.fetchContents(
+            of: created.id, in: .drive, version: edited.version, to: destination
+        ) { _ in }
+        XCTAssertEqual(try String(contentsOfFile: destination.string, encoding: .utf8), "two")
+    }
+
+    func testContentChangeKeepsIDAndBumpsRevision() async throws {
+        let provider = try remote.provider()
+        let created = try await provider.createItem(remote.template("doc.txt"), contents: try remote.contentFile("one"))
+        XCTAssertTrue(created.version.hasPrefix("1-"), created.version)
+        let changed = try await provider.modifyItem(
+            created.id, in: .drive, baseVersion: created.version, changes: RemoteItemChanges(),
+            contents: try remote.contentFile("uno")
+        )
+        XCTAssertTrue(changed.version.hasPrefix("2-"), changed.version)
+        XCTAssertEqual(changed.id, created.id)
+        let path = FilePath(remote.path("doc.txt"))
+        XCTAssertEqual(try SystemCalls.extendedAttribute(ItemAttributes.id, of: path), created.id.rawValue)
+        XCTAssertEqual(try SystemCalls.extendedAttribute(ItemAttributes.revision, of: path), "2")
+        let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
+        XCTAssertEqual(staged, [], "uploads left behind in staging")
+    }
+
+    // MARK: Ids of items made by hand
+
+    func testFileCopiedInGetsAnIDAndKeepsIt() async throws {
+        try remote.writeByHand("from a USB stick", to: "Inbox/copied.txt")
+        let provider = try remote.provider()
+        let first = try await provider.enumerateItems(in: .drive).items
+        let folder = try XCTUnwrap(first.first { $0.name == "Inbox" })
+        let file = try XCTUnwrap(first.first { $0.name == "copied.txt" })
+        XCTAssertEqual(file.parentID, folder.id)
+        XCTAssertEqual(
+            try SystemCalls.extendedAttribute(ItemAttributes.id, of: FilePath(remote.path("Inbox/copied.txt"))),
+            file.id.rawValue
+        )
+
+        let again = try await LocalProvider(root: remote.root).enumerateItems(in: .drive).items
+        XCTAssertEqual(Set(again.map(\.id)), Set(first.map(\.id)))
+
+        try FileManager.default.moveItem(atPath: remote.path("Inbox/copied.txt"), toPath: remote.path("moved.txt"))
+        let afterMove = try await provider.enumerateItems(in: .drive).items
+        let moved = try XCTUnwrap(afterMove.first { $0.id == file.id })
+        XCTAssertEqual(moved.name, "moved.txt")
+        XCTAssertNil(moved.parentID)
+    }
+
+    func testCopyCarryingAnotherItemsIDGetsANewOne() async throws {
+        let provider = try remote.provider()
+        let original = try await provider.createItem(
+            remote.template("original.txt"), contents: try remote.contentFile("o")
+        )
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = ["-a", remote.path("original.txt"), remote.path("copy.txt")]
+        try copy.run()
+        copy.waitUntilExit()
+        XCTAssertEqual(copy.terminationStatus, 0)
+        XCTAssertEqual(
+            try SystemCalls.extendedAttribute(ItemAttributes.id, of: FilePath(remote.path("copy.txt"))),
+            original.id.rawValue, "cp -a should have copied the id xattr (test premise)"
+        )
+
+        let items = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(items.count, 2)
+        XCTAssertEqual(items.first { $0.name == "original.txt" }?.id, original.id)
+        let copied = try XCTUnwrap(items.first { $0.name == "copy.txt" })
+        XCTAssertNotEqual(copied.id, original.id)
+    }
+
+    func testSymlinkIDsSurviveRenamesAndRestarts() async throws {
+        let provider = try remote.provider()
+        let link = try await provider.createItem(
+            remote.template("link", kind: .symlink, symlinkTarget: "target.txt"), contents: nil
+        )
+        XCTAssertEqual(link.kind, .symlink)
+        XCTAssertEqual(link.symlinkTarget, "target.txt")
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: remote.path("link")), "target.txt")
+
+        try FileManager.default.moveItem(atPath: remote.path("link"), toPath: remote.path("renamed link"))
+        try FileManager.default.createSymbolicLink(atPath: remote.path("by hand"), withDestinationPath: "/etc/hostname")
+        let items = try await LocalProvider(root: remote.root).enumerateItems(in: .drive).items
+        XCTAssertEqual(items.first { $0.name == "renamed link" }?.id, link.id)
+        let byHand = try XCTUnwrap(items.first { $0.name == "by hand" })
+        XCTAssertEqual(byHand.symlinkTarget, "/etc/hostname")
+
+        let later = try await LocalProvider(root: remote.root).enumerateItems(in: .drive).items
+        XCTAssertEqual(later.first { $0.name == "by hand" }?.id, byHand.id)
+
+        let moved = try await provider.modifyItem(
+            link.id, in: .drive, baseVersion: link.version,
+            changes: RemoteItemChanges(container: TemporaryRemote.notes.id, parentID: .some(nil)), contents: nil
+        )
+        XCTAssertEqual(moved.container, TemporaryRemote.notes.id)
+        let inNotes = try await LocalProvider(root: remote.root).enumerateItems(in: TemporaryRemote.notes.id).items
+        XCTAssertEqual(inNotes.first { $0.name == "renamed link" }?.id, link.id)
+    }
+
+    func testInternalAndUnstorableEntriesAreSkipped() async throws {
+        try remote.writeByHand("partial", to: ".folio-upload-leftover")
+        try remote.writeByHand("a dotfile is a document too", to: ".hidden-note")
+        XCTAssertEqual(mkfifo(remote.path("pipe"), 0o644), 0)
+        let items = try await remote.provider().enumerateItems(in: .drive).items
+        XCTAssertEqual(items.map(\.name), [".hidden-note"])
+    }
+
+    // MARK: Index
+
+    func testItemsMovedByHandAreFoundAgain() async throws {
+        let provider = try remote.provider()
+        let folderA = try await provider.createItem(remote.template("A", kind: .directory, mode: 0o755), contents: nil)
+        let folderB = try await provider.createItem(remote.template("B", kind: .directory, mode: 0o755), contents: nil)
+        let file = try await provider.createItem(
+            remote.template("f.txt", parentID: folderA.id), contents: try remote.contentFile("content")
+        )
+        try FileManager.default.moveItem(atPath: remote.path("A/f.txt"), toPath: remote.path("B/g.txt"))
+
+        let destination = try remote.destination()
+        let fetched = try await provider.fetchContents(
+            of: file.id, in: .drive, version: file.version, to: destination
+        ) { _ in }
+        XCTAssertEqual(fetched.name, "g.txt")
+        XCTAssertEqual(fetched.parentID, folderB.id)
+        let renamed = try await provider.modifyItem(
+            file.id, in: .drive, baseVersion: file.version, changes: RemoteItemChanges(name: "h.txt"), contents: nil
+        )
+        XCTAssertEqual(renamed.parentID, folderB.id)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: remote.path("B/h.txt")))
+    }
+
+    func testRestrictiveModesAreReportedButTheProviderKeepsAccess() async throws {
+        let provider = try remote.provider()
+        let folder = try await provider.createItem(
+            remote.template("Read only", kind: .directory, mode: 0o555), contents: nil
+        )
+        XCTAssertEqual(folder.mode, 0o555)
+        let child = try await provider.createItem(
+            remote.template("child.txt", parentID: folder.id, mode: 0o444), contents: try remote.contentFile("c")
+        )
+        XCTAssertEqual(child.mode, 0o444)
+        let changed = try await provider.modifyItem(
+            child.id, in: .drive, baseVersion: child.version, changes: RemoteItemChanges(),
+            contents: try remote.contentFile("d")
+        )
+        XCTAssertEqual(changed.mode, 0o444)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: remote.path("Read only"))
+        let listed = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(listed.first { $0.id == folder.id }?.mode, 0o700, "a chmod by hand is reported as it is")
+    }
+
+    func testConcurrentCreatesOfOneItemMakeOneItem() async throws {
+        let provider = try remote.provider()
+        let template = remote.template("raced.txt")
+        let content = try remote.contentFile("raced")
+        let ids = try await withThrowingTaskGroup(of: ItemID.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await provider.createItem(template, contents: content).id }
+            }
+            return try await group.reduce(into: Set<ItemID>()) { $0.insert($1) }
+        }
+        XCTAssertEqual(ids, [template.id])
+        let items = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(items.map(\.name), ["raced.txt"])
+    }
+
+    func testContentAndRenameInOneModifyHappenTogetherOrNotAtAll() async throws {
+        let provider = try remote.provider()
+        let file = try await provider.createItem(remote.template("a.txt"), contents: try remote.contentFile("1"))
+        let both = try await provider.modifyItem(
+            file.id, in: .drive, baseVersion: file.version, changes: RemoteItemChanges(name: "b.txt"),
+            contents: try remote.contentFile("22")
+        )
+        XCTAssertEqual(both.name, "b.txt")
+        XCTAssertEqual(both.size, 2)
+        do {
+            _ = try await provider.modifyItem(
+                file.id, in: .drive, baseVersion: file.version, changes: RemoteItemChanges(name: "c.txt"),
+                contents: try remote.contentFile("333")
+            )
+            XCTFail("a stale content change went through")
+        } catch FolioError.conflict {}
+        XCTAssertTrue(FileManager.default.fileExists(atPath: remote.path("b.txt")), "the refused change renamed")
+        XCTAssertEqual(try String(contentsOfFile: remote.path("b.txt"), encoding: .utf8), "22")
+    }
+
+    func testCancelledUploadLeavesNothing() async throws {
+        let slow = try remote.provider(NetworkSimulation(bandwidthBytesPerSecond: 256 << 10))
+        let template = remote.template("big.bin")
+        let content = try remote.contentFile([UInt8](repeating: 7, count: 4 << 20))
+        let upload = Task { try await slow.createItem(template, contents: content) }
+        try await Task.sleep(for: .milliseconds(300))
+        upload.cancel()
+        do {
+            _ = try await upload.value
+            XCTFail("a cancelled upload completed")
+        } catch FolioError.interrupted {}
+        let items = try await remote.provider().enumerateItems(in: .drive).items
+        XCTAssertEqual(items, [])
+        let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
+        XCTAssertEqual(staged, [])
+    }
+
+    func testFailedCreateLeavesNothing() async throws {
+        let provider = try remote.provider()
+        let orphan = remote.template("orphan.txt", parentID: .generate())
+        do {
+            _ = try await provider.createItem(orphan, contents: try remote.contentFile("o"))
+            XCTFail("create in a missing folder succeeded")
+        } catch FolioError.notFound {}
+        let file = try await provider.createItem(remote.template("file"), contents: try remote.contentFile("f"))
+        do {
+            _ = try await provider.createItem(remote.template("inside", parentID: file.id), contents: nil)
+            XCTFail("create inside a file succeeded")
+        } catch FolioError.notDirectory {}
+        let items = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(items.map(\.name), ["file"])
+        let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
+        XCTAssertEqual(staged, [])
+    }
+}
