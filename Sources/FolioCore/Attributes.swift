@@ -20,6 +20,10 @@ public struct Attributes: Hashable, Sendable {
     public var modificationTime: Timestamp
     /// Last status change.
     public var changeTime: Timestamp
+    /// Open handles see different contents (a writer next to readers, or readers of an older version):
+    /// the kernel must not cache these attributes, so every read past its idea of the end asks again with
+    /// the reader's own handle.
+    public var isVolatile: Bool = false
 
     /// `st_mode`: type and permission bits.
     public var mode: UInt32 { kind.typeBits | (permissions & 0o7777) }

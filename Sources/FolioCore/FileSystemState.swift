@@ -14,6 +14,8 @@ struct State: Sendable {
     var handleCounts: [UInt64: Int] = [:]
     var sessions: [UInt64: WriteSession] = [:]
     var pageCaches: [UInt64: PageCacheState] = [:]
+    /// Open handles per inode that bypass the page cache.
+    var directHandles: [UInt64: Int] = [:]
     var progress: [UInt64: (done: Int64, total: Int64)] = [:]
     var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
     var directoryListings: [UInt64: [ListedEntry]] = [:]
@@ -91,4 +93,17 @@ struct State: Sendable {
 
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
+
+    /// Whether open handles of `ino` see different contents, so the kernel must not cache its attributes.
+    func hasDivergentViews(_ ino: UInt64) -> Bool {
+        let open = openCount(ino)
+        guard open > 0 else { return false }
+        if (directHandles[ino] ?? 0) > 0 { return true }
+        if let session = sessions[ino], open > session.handles.count { return true }
+        if let active = pageCaches[ino]?.activeKey, case .version(let file) = active,
+           let current = node(ino)?.contentFile, file != current {
+            return true
+        }
+        return false
+    }
 }

@@ -82,6 +82,7 @@ extension FolioFileSystem {
             ino: ino, processID: context.processID, readFD: fd, snapshotSize: node.size, sessionID: nil,
             canWrite: false, append: false, isCached: policy != .directIO)
         state.handleCounts[ino, default: 0] += 1
+        if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
         return .ready(OpenedFile(handle: handle, cachePolicy: policy))
     }
 
@@ -111,19 +112,22 @@ extension FolioFileSystem {
 
     private func startSession(_ ino: UInt64, truncate: Bool, context: RequestContext, state: inout State) throws(FolioError) {
         guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+        // The session starts on the committed version itself; the first change copies it (or, for a
+        // truncation to zero, starts a new empty file), so a committed version is never modified.
         let file: (name: String, fd: Int32)
+        let startsOnCommitted: Bool
         if truncate || node.contentFile == nil {
             file = try cache.makeFile()
+            startsOnCommitted = false
         } else {
-            let source = try cache.openForReading(node.contentFile!)
-            defer { close(source) }
-            file = try cache.makeCopy(of: source, size: node.size)
+            file = (node.contentFile!, try cache.openForReading(node.contentFile!))
+            startsOnCommitted = true
         }
         let id = state.allocateHandle()
         state.sessions[ino] = WriteSession(
-            id: id, ownerProcessID: context.processID, fd: file.fd, fileName: file.name, fileIsCommitted: false,
-            hasUncommittedChanges: truncate && node.size > 0, size: truncate ? 0 : node.size, handles: [],
-            retiredFDs: [], explicitModificationTime: nil)
+            id: id, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
+            fileIsCommitted: startsOnCommitted, hasUncommittedChanges: truncate && node.size > 0,
+            size: truncate ? 0 : node.size, handles: [], retiredFDs: [], explicitModificationTime: nil)
     }
 
     private func joinSession(
@@ -133,7 +137,7 @@ extension FolioFileSystem {
         let access = flags & O_ACCMODE
         let writing = access == O_WRONLY || access == O_RDWR
         if writing && flags & O_TRUNC != 0 && session.size > 0 {
-            try makeSessionWritable(&session)
+            try makeSessionWritable(&session, truncatingTo: 0)
             guard ftruncate(session.fd, 0) == 0 else { throw .system(.init(rawValue: errno), "truncate") }
             session.size = 0
             session.hasUncommittedChanges = true
@@ -146,13 +150,15 @@ extension FolioFileSystem {
             ino: ino, processID: context.processID, readFD: nil, snapshotSize: 0, sessionID: session.id,
             canWrite: writing, append: flags & O_APPEND != 0, isCached: policy != .directIO)
         state.handleCounts[ino, default: 0] += 1
+        if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
         return OpenedFile(handle: handle, cachePolicy: policy)
     }
 
-    /// Copies a session's file that was committed, so the committed version is never changed.
-    private func makeSessionWritable(_ session: inout WriteSession) throws(FolioError) {
+    /// Copies a session's file that was committed, so the committed version is never changed. When the
+    /// next change is a truncation to `truncatingTo` 0, a new empty file replaces the copy.
+    private func makeSessionWritable(_ session: inout WriteSession, truncatingTo: Int64? = nil) throws(FolioError) {
         guard session.fileIsCommitted else { return }
-        let copy = try cache.makeCopy(of: session.fd, size: session.size)
+        let copy = truncatingTo == 0 ? try cache.makeFile() : try cache.makeCopy(of: session.fd, size: session.size)
         session.retiredFDs.append(session.fd)
         session.fd = copy.fd
         session.fileName = copy.name
@@ -271,10 +277,13 @@ extension FolioFileSystem {
         }
     }
 
-    /// Called at each `close()` of a descriptor: commits when it is the session's last handle.
-    public func flush(_ handle: UInt64) throws(FolioError) {
+    /// Called at each `close()` of a descriptor: commits when it is the session's last handle and the
+    /// process closing it is the one that opened it (a forked child closing its inherited copy at `exec`
+    /// does not commit the parent's half-written file; the last release still commits in any case).
+    public func flush(_ handle: UInt64, processID: Int32) throws(FolioError) {
         let ino: UInt64? = state.withLock { state in
             guard let open = state.handles[handle], let sessionID = open.sessionID,
+                  open.processID == processID || processID == 0,
                   let session = state.sessions[open.ino], session.id == sessionID,
                   session.handles.count == 1, session.hasUncommittedChanges else { return nil }
             return open.ino
@@ -300,16 +309,24 @@ extension FolioFileSystem {
             return open.ino
         }
         var commitError: FolioError?
+        var convergedIno: UInt64?
         if let commitNeeded {
             do { try commit(commitNeeded) } catch { commitError = error }
         }
         let (waiters, removeFile, endedSession) = state.withLock {
             state -> ([CheckedContinuation<Void, Never>], String?, Bool) in
-            guard let open = state.handles.removeValue(forKey: handle) else { return ([], nil, false) }
+            guard let open = state.handles[handle] else { return ([], nil, false) }
             let ino = open.ino
+            let wasDivergent = state.hasDivergentViews(ino)
+            state.handles[handle] = nil
             state.handleCounts[ino, default: 1] -= 1
             if state.handleCounts[ino] == 0 { state.handleCounts[ino] = nil }
-            if open.isCached { leavePageCache(ino, state: &state) }
+            if open.isCached {
+                leavePageCache(ino, state: &state)
+            } else {
+                state.directHandles[ino, default: 1] -= 1
+                if state.directHandles[ino] == 0 { state.directHandles[ino] = nil }
+            }
             if let fd = open.readFD { close(fd) }
             var waiters: [CheckedContinuation<Void, Never>] = []
             var removeFile: String?
@@ -328,6 +345,7 @@ extension FolioFileSystem {
                     state.sessions[ino] = session
                 }
             }
+            if wasDivergent && !state.hasDivergentViews(ino) { convergedIno = ino }
             if state.openCount(ino) == 0, let orphan = state.orphans.removeValue(forKey: ino) {
                 if let file = orphan.contentFile, file != removeFile { cache.remove(file) }
                 state.pageCaches[ino] = nil
@@ -336,6 +354,7 @@ extension FolioFileSystem {
         }
         if let removeFile { cache.remove(removeFile) }
         if endedSession { notifyUploader() }
+        if let convergedIno { invalidator?.invalidateInode(convergedIno) }
         waiters.forEach { $0.resume() }
         if let commitError { throw commitError }
     }
@@ -461,7 +480,7 @@ extension FolioFileSystem {
                     throw .badHandle("write session gone")
                 }
                 if session.size != size {
-                    try makeSessionWritable(&session)
+                    try makeSessionWritable(&session, truncatingTo: size)
                     guard ftruncate(session.fd, off_t(size)) == 0 else {
                         throw .system(.init(rawValue: errno), "truncate")
                     }

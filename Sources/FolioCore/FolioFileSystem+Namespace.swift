@@ -4,20 +4,22 @@ extension FolioFileSystem {
     // MARK: Attributes
 
     func attributes(of node: Node, state: borrowing State, handle: UInt64? = nil) -> Attributes {
-        var size = node.size
-        if let handle, let open = state.handles[handle] {
-            if let sessionID = open.sessionID, let session = state.sessions[node.ino], session.id == sessionID {
-                size = session.size
-            } else if open.readFD != nil {
-                size = open.snapshotSize
+        // The kernel keeps one size per inode and clips cached reads to it. While open handles see different
+        // versions, report the largest of their sizes so no reader is cut short; each handle's reads are
+        // bounded by its own version in the daemon.
+        var size = state.sessions[node.ino]?.size ?? node.size
+        if state.hasDivergentViews(node.ino) {
+            size = max(size, node.size)
+            for open in state.handles.values where open.ino == node.ino && open.readFD != nil {
+                size = max(size, open.snapshotSize)
             }
-        } else if let session = state.sessions[node.ino] {
-            size = session.size
         }
-        return Attributes(
+        var attributes = Attributes(
             ino: node.ino, kind: node.kind, permissions: node.mode, linkCount: node.kind == .directory ? 2 : 1,
             uid: node.uid, gid: node.gid, size: node.kind == .symlink ? Int64(node.symlinkTarget?.utf8.count ?? 0) : size,
             accessTime: node.accessTime, modificationTime: node.modificationTime, changeTime: node.changeTime)
+        attributes.isVolatile = node.kind == .file && state.hasDivergentViews(node.ino)
+        return attributes
     }
 
     /// Looks up `name` in folder `parent`.

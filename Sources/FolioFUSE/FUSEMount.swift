@@ -113,12 +113,17 @@ public final class FUSEMount: @unchecked Sendable {
         return RequestContext(uid: ctx.uid, gid: ctx.gid, processID: fileSystem.processID(ofThread: ctx.pid))
     }
 
+    /// How long the kernel may keep `attributes`.
+    func attributeTimeout(_ attributes: Attributes) -> Double {
+        attributes.isVolatile ? 0 : options.cacheTimeout
+    }
+
     func entry(_ attributes: Attributes) -> fuse_entry_param {
         var entry = fuse_entry_param()
         entry.ino = attributes.ino
         entry.generation = 1
         entry.attr = attributes.statValue
-        entry.attr_timeout = options.cacheTimeout
+        entry.attr_timeout = attributes.isVolatile ? 0 : options.cacheTimeout
         entry.entry_timeout = options.cacheTimeout
         return entry
     }

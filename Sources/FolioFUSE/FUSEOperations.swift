@@ -9,10 +9,12 @@ enum FUSEOperations {
         var ops = fuse_lowlevel_ops()
         ops.`init` = { userdata, conn in
             guard let conn else { return }
-            let wanted = UInt32(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE
+            let wanted = UInt32(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE
                 | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_ASYNC_READ)
             conn.pointee.want |= wanted & conn.pointee.capable
-            conn.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE)
+            // No writeback cache, and no atomic O_TRUNC: truncation arrives as a setattr whose reply sets the
+            // kernel's size, so a reader of an older version is never cut short by a writer's truncate.
+            conn.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_ATOMIC_O_TRUNC)
             conn.pointee.max_write = 1 << 20
             conn.pointee.max_readahead = 1 << 20
             conn.pointee.max_background = 64
@@ -42,7 +44,7 @@ enum FUSEOperations {
             do {
                 let attributes = try mount.fileSystem.getAttributes(ino, handle: handle)
                 var value = attributes.statValue
-                let timeout = mount.options.cacheTimeout
+                let timeout = mount.attributeTimeout(attributes)
                 reply.answer { fuse_reply_attr($0, &value, timeout) }
             } catch {
                 reply.fail(error)
@@ -54,10 +56,11 @@ enum FUSEOperations {
             let changes = FUSEOperations.attributeChanges(attr!.pointee, toSet: toSet)
             let handle = fileInfo.map { $0.pointee.fh }
             let context = mount.context(request!)
-            let timeout = mount.options.cacheTimeout
             if changes.size == nil {
                 do {
-                    var value = try mount.fileSystem.setAttributesNow(ino, changes, handle: handle).statValue
+                    let attributes = try mount.fileSystem.setAttributesNow(ino, changes, handle: handle)
+                    var value = attributes.statValue
+                    let timeout = mount.attributeTimeout(attributes)
                     reply.answer { fuse_reply_attr($0, &value, timeout) }
                 } catch {
                     reply.fail(error)
@@ -69,6 +72,7 @@ enum FUSEOperations {
                     let attributes = try await mount.fileSystem.setAttributes(
                         ino, changes, handle: handle, context: context)
                     var value = attributes.statValue
+                    let timeout = mount.attributeTimeout(attributes)
                     reply.answer { fuse_reply_attr($0, &value, timeout) }
                 } catch {
                     reply.fail(error)
@@ -251,7 +255,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "flush", logger: mount.logger)
             do {
-                try mount.fileSystem.flush(fileInfo!.pointee.fh)
+                try mount.fileSystem.flush(fileInfo!.pointee.fh, processID: mount.context(request!).processID)
                 reply.succeed()
             } catch {
                 reply.fail(error)

@@ -1,0 +1,97 @@
+import GRDB
+
+/// The on-disk schema of the metadata store: its version, its migrations and the SQL the store runs.
+///
+/// Unsigned 64-bit numbers (inode numbers, generations, sequences) are stored as their signed bit pattern
+/// (`Int64(bitPattern:)`), so every value round-trips; SQL never orders or compares them, so the sign does not
+/// matter. Timestamps are split into seconds and nanoseconds columns.
+enum StoreSchema {
+    /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
+    /// written by a newer Folio and is refused.
+    static let version: Int = 1
+
+    /// The migrations, in order. Add new ones at the end; never edit a shipped one.
+    static func makeMigrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE node (
+                    ino INTEGER PRIMARY KEY NOT NULL CHECK (ino <> 0),
+                    item_id TEXT NOT NULL,
+                    container TEXT NOT NULL,
+                    parent INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime_s INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL,
+                    ctime_s INTEGER NOT NULL,
+                    ctime_ns INTEGER NOT NULL,
+                    atime_s INTEGER NOT NULL,
+                    atime_ns INTEGER NOT NULL,
+                    mode INTEGER NOT NULL,
+                    uid INTEGER NOT NULL,
+                    gid INTEGER NOT NULL,
+                    symlink_target TEXT,
+                    state TEXT NOT NULL,
+                    state_generation INTEGER,
+                    state_reason TEXT,
+                    content_file TEXT,
+                    generation INTEGER NOT NULL,
+                    remote_version TEXT,
+                    metadata_dirty INTEGER NOT NULL,
+                    pinned INTEGER NOT NULL,
+                    xattrs BLOB,
+                    dirty_sequence INTEGER NOT NULL
+                );
+                CREATE INDEX node_item_id ON node (item_id);
+                CREATE INDEX node_parent_name ON node (parent, name);
+                CREATE TABLE tombstone (
+                    item_id TEXT PRIMARY KEY NOT NULL,
+                    container TEXT NOT NULL,
+                    remote_version TEXT,
+                    sequence INTEGER NOT NULL
+                );
+                CREATE TABLE value (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                PRAGMA user_version = 1;
+                """)
+        }
+        return migrator
+    }
+
+    /// The columns of `node` in the order ``Node`` binds and decodes them.
+    static let nodeColumns = """
+        ino, item_id, container, parent, name, kind, size, mtime_s, mtime_ns, ctime_s, ctime_ns, atime_s, \
+        atime_ns, mode, uid, gid, symlink_target, state, state_generation, state_reason, content_file, generation, \
+        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence
+        """
+
+    /// Inserts or replaces one node (27 arguments, in ``nodeColumns`` order).
+    static let upsertNode = "INSERT OR REPLACE INTO node (\(nodeColumns)) VALUES ("
+        + Array(repeating: "?", count: 27).joined(separator: ", ") + ")"
+
+    /// Deletes one node by inode number.
+    static let deleteNode = "DELETE FROM node WHERE ino = ?"
+
+    /// Reads every node.
+    static let selectNodes = "SELECT \(nodeColumns) FROM node"
+
+    /// Inserts or replaces one tombstone.
+    static let upsertTombstone =
+        "INSERT OR REPLACE INTO tombstone (item_id, container, remote_version, sequence) VALUES (?, ?, ?, ?)"
+
+    /// Deletes one tombstone by item id.
+    static let deleteTombstone = "DELETE FROM tombstone WHERE item_id = ?"
+
+    /// Reads every tombstone.
+    static let selectTombstones = "SELECT item_id, container, remote_version, sequence FROM tombstone"
+
+    /// Sets one named value.
+    static let upsertValue = "INSERT OR REPLACE INTO value (key, value) VALUES (?, ?)"
+
+    /// Reads every named value.
+    static let selectValues = "SELECT key, value FROM value"
+}
