@@ -277,15 +277,16 @@ extension FolioFileSystem {
         }
     }
 
-    /// Called at each `close()` of a descriptor: commits when it is the session's last handle and the
-    /// process closing it is the one that opened it (a forked child closing its inherited copy at `exec`
-    /// does not commit the parent's half-written file; the last release still commits in any case).
+    /// Called at each `close()` of a descriptor (synchronously, unlike the release that follows later):
+    /// commits the session's changes when the process closing it is the one that opened it. A forked child
+    /// closing its inherited copy at `exec` does not commit the parent's half-written file; the last release
+    /// commits in any case.
     public func flush(_ handle: UInt64, processID: Int32) throws(FolioError) {
         let ino: UInt64? = state.withLock { state in
             guard let open = state.handles[handle], let sessionID = open.sessionID,
                   open.processID == processID || processID == 0,
                   let session = state.sessions[open.ino], session.id == sessionID,
-                  session.handles.count == 1, session.hasUncommittedChanges else { return nil }
+                  session.hasUncommittedChanges else { return nil }
             return open.ino
         }
         if let ino { try commit(ino) }

@@ -90,14 +90,17 @@ public final class SQLiteMetadataStore: MetadataStore {
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM node") ?? 0
                 snapshot.nodes.reserveCapacity(count)
                 let nodes = try StoreStatement(db, StoreSchema.selectNodes)
+                defer { nodes.reset() }
                 while try nodes.next() {
                     snapshot.nodes.append(try Node(storeRow: nodes))
                 }
                 let tombstones = try StoreStatement(db, StoreSchema.selectTombstones)
+                defer { tombstones.reset() }
                 while try tombstones.next() {
                     snapshot.tombstones.append(try Tombstone(storeRow: tombstones))
                 }
                 let values = try StoreStatement(db, StoreSchema.selectValues)
+                defer { values.reset() }
                 while try values.next() {
                     snapshot.values[try values.text(0, "a value", "key")] = try values.text(1, "a value", "value")
                 }

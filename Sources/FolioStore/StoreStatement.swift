@@ -75,6 +75,11 @@ struct StoreStatement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
     }
 
+    /// Ends the current execution early (a read abandoned half-way) so the statement holds no read lock.
+    func reset() {
+        sqlite3_reset(handle)
+    }
+
     /// Advances to the next row; false after the last one.
     func next() throws -> Bool {
         switch sqlite3_step(handle) {
