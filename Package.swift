@@ -33,11 +33,19 @@ let package = Package(
         ),
         .target(
             name: "FolioStore",
-            dependencies: ["FolioCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "FolioCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .target(name: "FolioSync", dependencies: ["FolioCore"], swiftSettings: strict),
-        .target(name: "FolioProviderLocal", dependencies: ["FolioCore"], swiftSettings: strict),
+        .target(
+            name: "FolioProviderLocal",
+            dependencies: ["FolioCore", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
         .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
         .target(
             name: "FolioDaemon",
@@ -49,10 +57,23 @@ let package = Package(
             dependencies: ["FolioDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
-        .target(name: "FolioTesting", dependencies: ["FolioCore"], swiftSettings: strict),
+        .target(
+            name: "FolioTesting",
+            dependencies: ["FolioCore", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore", "FolioTesting", "FolioStore", "FolioSync"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioStore", "FolioCore"]),
+        .testTarget(
+            name: "FolioStoreTests",
+            dependencies: ["FolioStore", "FolioCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
-        .testTarget(name: "FolioMountTests", dependencies: ["FolioCore", "FolioProviderLocal", "FolioTesting"]),
+        .testTarget(
+            name: "FolioMountTests",
+            dependencies: [
+                "FolioCore", "FolioProviderLocal", "FolioTesting",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
     ]
 )

@@ -2,6 +2,7 @@ import CFUSE
 import FolioCore
 import Foundation
 import Logging
+import Synchronization
 
 /// Options of a FUSE mount.
 public struct MountOptions: Sendable {
@@ -38,7 +39,11 @@ public final class FUSEMount: @unchecked Sendable {
     let logger: Logger
     let options: MountOptions
     let notifier = KernelNotifier()
+    let interrupts = Mutex(InterruptRegistry())
     private var session: OpaquePointer?
+
+    /// The mount of this process (interrupt callbacks carry only an id).
+    nonisolated(unsafe) static var current: FUSEMount?
 
     /// Creates a mount of `fileSystem` (not mounted yet).
     public init(fileSystem: FolioFileSystem, options: MountOptions, logger: Logger) {
@@ -75,6 +80,7 @@ public final class FUSEMount: @unchecked Sendable {
         }
         self.session = session
         notifier.attach(session)
+        Self.current = self
     }
 
     /// Serves requests until the filesystem is unmounted or a signal (SIGINT, SIGTERM, SIGHUP) arrives.

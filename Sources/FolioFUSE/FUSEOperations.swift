@@ -194,15 +194,15 @@ enum FUSEOperations {
                 reply.fail(error)
                 return
             }
-            Task {
+            mount.interruptible(request!) { finish in
                 do {
                     let opened = try await mount.fileSystem.open(ino, flags: flags, context: context)
                     var value = info.value(for: opened)
                     var answered = false
-                    reply.answer { answered = fuse_reply_open($0, &value) == 0 }
+                    finish { reply.answer { answered = fuse_reply_open($0, &value) == 0 } }
                     if !answered { try? mount.fileSystem.release(opened.handle) }
                 } catch {
-                    reply.fail(error)
+                    finish { reply.fail(error) }
                 }
             }
         }

@@ -82,6 +82,7 @@ public final class Materializer: ContentMaterializing {
         let fileSystem = self.fileSystem
         let ino = ticket.ino
         let total = ticket.size
+        logger.info("downloading \(ticket.itemID) (inode \(ino), \(total) bytes)")
         let result: Result<RemoteItem, FolioError>
         do {
             let item = try await provider.fetchContents(

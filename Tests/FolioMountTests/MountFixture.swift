@@ -1,4 +1,6 @@
+import FolioProviderLocal
 import Foundation
+import SystemPackage
 import XCTest
 
 /// A real Folio mount for a test: a temporary remote, state folder and mountpoint, and a `folio mount
@@ -158,6 +160,7 @@ class MountTestCase: XCTestCase {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/dev/fuse"), "needs /dev/fuse")
         fixture = try MountFixture(extraArguments: mountArguments)
         addTeardownBlock { [fixture] in fixture?.tearDown() }
+        try LocalProvider.initialize(at: FilePath(fixture.remote))
         try prepareRemote()
         try fixture.start()
     }

@@ -1,0 +1,130 @@
+import Foundation
+import XCTest
+
+/// DESIGN.md §2 "Placeholders": listing downloads nothing; open materializes once, with progress, without
+/// blocking the filesystem; failures and interruptions leave the placeholder intact.
+final class PlaceholderTests: MountTestCase {
+    /// 2 MiB/s: an 8 MiB file takes about 4 s to download.
+    override var mountArguments: [String] { ["--simulate-bandwidth", "\(2 << 20)"] }
+
+    override func prepareRemote() throws {
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("""
+            set -e
+            mkdir -p '\(drive)/docs'
+            head -c $((8 << 20)) /dev/urandom > '\(drive)/slow.bin'
+            head -c $((8 << 20)) /dev/urandom > '\(drive)/slow2.bin'
+            echo 'small document' > '\(drive)/docs/small.txt'
+            chmod 640 '\(drive)/docs/small.txt'
+            touch -d '2020-01-02 03:04:05' '\(drive)/docs/small.txt'
+            """)
+    }
+
+    private func attribute(_ name: String, _ path: String) -> String {
+        Shell.run("getfattr --only-values -n \(name) '\(path)'").stdout
+    }
+
+    private var cachedFiles: [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: fixture.state + "/content")) ?? []
+    }
+
+    func testMetadataWithoutDownloading() throws {
+        let small = fixture.path("docs/small.txt")
+        XCTAssertEqual(Shell.check("stat -c '%s %a %Y' '\(small)'"), "15 640 \(Int(Date(timeIntervalSince1970: 1_577_934_245).timeIntervalSince1970))\n")
+        XCTAssertEqual(Shell.check("stat -c %s '\(fixture.path("slow.bin"))'"), "\(8 << 20)\n")
+        XCTAssertEqual(attribute("user.folio.state", small), "placeholder")
+        XCTAssertEqual(attribute("user.folio.container", small), "com.folio.drive")
+        XCTAssertFalse(attribute("user.folio.id", small).isEmpty)
+        XCTAssertEqual(cachedFiles, [], "listing and stat must not download content")
+        XCTAssertEqual(Shell.check("cat '\(small)'"), "small document\n")
+        XCTAssertEqual(attribute("user.folio.state", small), "materialized")
+    }
+
+    func testSlowDownloadShowsProgressAndBlocksNothing() throws {
+        let slow = fixture.path("slow.bin")
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "md5sum '\(slow)' > '\(fixture.root)/md5.txt'"]
+        try reader.run()
+        defer { if reader.isRunning { reader.terminate() } }
+        var sawProgress = false
+        Shell.waitUntil(timeout: 20) {
+            let progress = self.attribute("user.folio.progress", slow).split(separator: "/").compactMap { Int($0) }
+            if progress.count == 2, progress[0] > 0, progress[0] < progress[1] { sawProgress = true }
+            return sawProgress
+        }
+        XCTAssertTrue(sawProgress, "user.folio.progress should show a partial download")
+        XCTAssertEqual(attribute("user.folio.state", slow), "materializing")
+        // While the download runs, other requests are answered: listing, stat, reading another file, writing.
+        Shell.check("ls -l '\(fixture.mountpoint)' > /dev/null && stat '\(fixture.path("slow2.bin"))' > /dev/null")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/small.txt"))'"), "small document\n")
+        Shell.check("echo new > '\(fixture.path("new.txt"))'")
+        XCTAssertEqual(attribute("user.folio.state", slow), "materializing", "the other requests did not wait for it")
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { !reader.isRunning })
+        let expected = Shell.check("md5sum < '\(fixture.remotePath("slow.bin"))' | cut -d' ' -f1")
+        XCTAssertEqual(Shell.check("cut -d' ' -f1 '\(fixture.root)/md5.txt'"), expected)
+        XCTAssertEqual(attribute("user.folio.state", slow), "materialized")
+    }
+
+    func testConcurrentOpensShareOneDownload() throws {
+        let slow = fixture.path("slow2.bin")
+        Shell.check("(cat '\(slow)' > /dev/null & cat '\(slow)' > /dev/null & cat '\(slow)' > /dev/null & wait)", timeout: 60)
+        let downloads = fixture.log.components(separatedBy: "\n").filter { $0.contains("downloading") }
+        XCTAssertEqual(downloads.count, 1, downloads.joined(separator: "\n"))
+    }
+
+    func testFailedDownloadFailsOpenAndKeepsPlaceholder() throws {
+        let small = fixture.path("docs/small.txt")
+        try #"{"errorRate": 1.0}"#.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        let failed = Shell.run("cat '\(small)'")
+        XCTAssertNotEqual(failed.status, 0)
+        XCTAssertTrue(failed.stderr.contains("Input/output error"), failed.stderr)
+        XCTAssertEqual(attribute("user.folio.state", small), "placeholder")
+        XCTAssertTrue(fixture.log.contains("download of"), "a log line explains the failure")
+        try #"{"offline": true}"#.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        let offline = Shell.run("cat '\(small)'")
+        XCTAssertTrue(offline.stderr.contains("Network is down"), offline.stderr)
+        XCTAssertEqual(attribute("user.folio.state", small), "placeholder")
+        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        XCTAssertEqual(Shell.check("cat '\(small)'"), "small document\n")
+        XCTAssertEqual(cachedFiles.count, 1, "failed downloads leave no partial files behind")
+    }
+
+    func testInterruptedOpenCancelsTheDownload() throws {
+        let slow = fixture.path("slow.bin")
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+        reader.arguments = [slow]
+        reader.standardOutput = FileHandle.nullDevice
+        try reader.run()
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { self.attribute("user.folio.state", slow) == "materializing" })
+        kill(reader.processIdentifier, SIGINT)
+        reader.waitUntilExit()
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 20) { self.attribute("user.folio.state", slow) == "placeholder" },
+            "the download nobody waits for is cancelled")
+        XCTAssertTrue(fixture.log.contains("cancelled"))
+        XCTAssertEqual(cachedFiles, [])
+    }
+}
+
+/// Listing a 10,000-item container is metadata only.
+final class LargeContainerTests: MountTestCase {
+    override func prepareRemote() throws {
+        Shell.check("""
+            set -e
+            cd '\(fixture.remote)' && mkdir -p com.folio.drive && cd com.folio.drive
+            for d in $(seq 1 20); do mkdir d$d; (cd d$d && for f in $(seq 1 500); do echo "$d $f" > f$f; done); done
+            """, timeout: 300)
+    }
+
+    func testListingTenThousandItemsDownloadsNothing() throws {
+        XCTAssertEqual(Shell.check("find '\(fixture.mountpoint)' -type f | wc -l", timeout: 300), "10000\n")
+        Shell.check("ls -lR '\(fixture.mountpoint)' > /dev/null", timeout: 300)
+        let cached = (try? FileManager.default.contentsOfDirectory(atPath: fixture.state + "/content")) ?? []
+        XCTAssertEqual(cached, [])
+        let states = fixture.status()["summary"] as? [String: Any]
+        XCTAssertEqual((states?["states"] as? [String: Int])?["placeholder"], 10000)
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d7/f123"))'"), "7 123\n")
+    }
+}
