@@ -30,6 +30,19 @@ public enum UploadWork: Sendable {
     /// Delete an item.
     case delete(Tombstone)
 
+    /// Closes the descriptor the work reads its content through (after the provider call).
+    public func closeContents() {
+        var path: FilePath?
+        switch self {
+        case .create(_, _, let contents, _, _): path = contents
+        case .modify(_, _, _, _, _, let contents, _, _): path = contents
+        case .delete: path = nil
+        }
+        guard let path, let last = path.lastComponent, path.string.hasPrefix("/proc/self/fd/"),
+              let fd = Int32(last.string) else { return }
+        close(fd)
+    }
+
     /// A short description for logs.
     public var summary: String {
         switch self {
@@ -130,42 +143,48 @@ extension FolioFileSystem {
     /// being written, and children whose parent the provider does not have yet.
     public func nextUploadWork(limit: Int) -> [UploadWork] {
         state.withLock { state in
-            var work: [(UInt64, UploadWork)] = []
+            enum Candidate { case node(UInt64), delete(Tombstone) }
+            var candidates: [(UInt64, Candidate)] = []
             for tombstone in state.tombstones.values where !state.deletesInFlight.contains(tombstone.itemID) {
-                work.append((tombstone.sequence, .delete(tombstone)))
+                candidates.append((tombstone.sequence, .delete(tombstone)))
             }
             for node in state.nodes.values where node.hasPendingUpload && !state.uploadsInFlight.contains(node.ino) {
                 if let session = state.sessions[node.ino], !session.handles.isEmpty { continue }
                 if case .conflicted = node.state { continue }
                 if case .failed = node.state { continue }
-                guard let parent = state.nodes[node.parent] else { continue }
-                if parent.remoteVersion == nil { continue }
-                if let item = makeWork(node, parent: parent, state: state) {
-                    work.append((node.dirtySequence, item))
-                }
+                guard let parent = state.nodes[node.parent], parent.remoteVersion != nil else { continue }
+                candidates.append((node.dirtySequence, .node(node.ino)))
             }
-            work.sort { $0.0 < $1.0 }
-            let chosen = work.prefix(limit).map(\.1)
-            for item in chosen {
-                switch item {
-                case .create(let ino, _, _, let generation, _), .modify(let ino, _, _, _, _, _, let generation, _):
-                    state.uploadsInFlight.insert(ino)
-                    if var node = state.nodes[ino], case .dirty(let current) = node.state, current == generation {
-                        node.state = .uploading(generation: generation)
-                        state.nodes[ino] = node
-                    }
+            candidates.sort { $0.0 < $1.0 }
+            var chosen: [UploadWork] = []
+            for (_, candidate) in candidates where chosen.count < limit {
+                switch candidate {
                 case .delete(let tombstone):
                     state.deletesInFlight.insert(tombstone.itemID)
+                    chosen.append(.delete(tombstone))
+                case .node(let ino):
+                    guard let node = state.nodes[ino], let parent = state.nodes[node.parent],
+                          let item = makeWork(node, parent: parent, state: state) else { continue }
+                    state.uploadsInFlight.insert(ino)
+                    if case .dirty(let current) = node.state {
+                        state.nodes[ino]?.state = .uploading(generation: current)
+                    }
+                    chosen.append(item)
                 }
             }
-            return Array(chosen)
+            return chosen
         }
     }
 
     private func makeWork(_ node: Node, parent: Node, state: borrowing State) -> UploadWork? {
         let parentID: ItemID? = parent.itemID.isContainerRoot ? nil : parent.itemID
         let epoch = state.metadataEpochs[node.ino] ?? 0
-        let contents = node.kind == .file ? node.contentFile.map { cache.path(of: $0) } : nil
+        // The upload reads the version through a descriptor opened now, so a newer commit that deletes the
+        // version file meanwhile cannot pull it away from under the provider.
+        var contents: FilePath?
+        if node.kind == .file, let file = node.contentFile, let fd = try? cache.openForReading(file) {
+            contents = FilePath("/proc/self/fd/\(fd)")
+        }
         if node.remoteVersion == nil {
             let template = RemoteItemTemplate(
                 id: node.itemID, container: node.container, parentID: parentID, name: node.name, kind: node.kind,

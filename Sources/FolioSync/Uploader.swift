@@ -116,6 +116,7 @@ public final class Uploader: UploadScheduling {
         if case .failure(let error) = result {
             logger.warning("upload failed, will retry if it can: \(work.summary): \(error)")
         }
+        work.closeContents()
         fileSystem.finishUpload(work, result: result)
         if case .failure = result { return false }
         return true
