@@ -14,6 +14,9 @@ struct State: Sendable {
     var handleCounts: [UInt64: Int] = [:]
     var sessions: [UInt64: WriteSession] = [:]
     var pageCaches: [UInt64: PageCacheState] = [:]
+    /// How many times the kernel was handed each inode (lookup, create, readdirplus) minus its forgets: an
+    /// unlinked node stays alive while the kernel may still use it.
+    var lookupCounts: [UInt64: UInt64] = [:]
     /// Open handles per inode that bypass the page cache.
     var directHandles: [UInt64: Int] = [:]
     var progress: [UInt64: (done: Int64, total: Int64)] = [:]
@@ -93,6 +96,9 @@ struct State: Sendable {
 
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
+
+    /// Whether the kernel or an open handle may still refer to `ino`.
+    func isReferenced(_ ino: UInt64) -> Bool { openCount(ino) > 0 || (lookupCounts[ino] ?? 0) > 0 }
 
     /// Whether open handles of `ino` see different contents, so the kernel must not cache its attributes.
     func hasDivergentViews(_ ino: UInt64) -> Bool {

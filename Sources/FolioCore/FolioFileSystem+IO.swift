@@ -219,6 +219,7 @@ extension FolioFileSystem {
             }
             state.nodes[parent] = parentNode
             state.insert(node)
+            state.lookupCounts[ino, default: 0] += 1
             let sessionID = state.allocateHandle()
             state.sessions[ino] = WriteSession(
                 id: sessionID, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
@@ -347,7 +348,7 @@ extension FolioFileSystem {
                 }
             }
             if wasDivergent && !state.hasDivergentViews(ino) { convergedIno = ino }
-            if state.openCount(ino) == 0, let orphan = state.orphans.removeValue(forKey: ino) {
+            if !state.isReferenced(ino), let orphan = state.orphans.removeValue(forKey: ino) {
                 if let file = orphan.contentFile, file != removeFile { cache.remove(file) }
                 state.pageCaches[ino] = nil
             }

@@ -30,6 +30,7 @@ extension FolioFileSystem {
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
                 throw .notFound(name)
             }
+            state.lookupCounts[ino, default: 0] += 1
             return attributes(of: node, state: state)
         }
     }
@@ -109,6 +110,7 @@ extension FolioFileSystem {
         try persist(batch)
         state.nodes[parent.ino] = parent
         state.insert(node)
+        state.lookupCounts[node.ino, default: 0] += 1
     }
 
     /// Creates a folder.
@@ -209,7 +211,7 @@ extension FolioFileSystem {
         var tombstone: Tombstone?
         if !node.kind.isLocalOnly, node.remoteVersion != nil {
             tombstone = Tombstone(
-                itemID: node.itemID, container: node.container, remoteVersion: node.remoteVersion,
+                itemID: node.itemID, container: node.remoteContainer ?? node.container, remoteVersion: node.remoteVersion,
                 sequence: state.allocateSequence())
             batch.tombstoneUpserts.append(tombstone!)
         }
@@ -226,10 +228,29 @@ extension FolioFileSystem {
         if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
         state.detach(node.ino)
         state.metadataEpochs[node.ino] = nil
-        if state.openCount(node.ino) > 0 {
+        if state.isReferenced(node.ino) {
             state.orphans[node.ino] = node
         } else if let file = node.contentFile {
             cache.remove(file)
+        }
+    }
+
+    /// The kernel was handed `inos` once more each (readdirplus entries).
+    public func rememberLookups(_ inos: [UInt64]) {
+        state.withLock { state in
+            for ino in inos { state.lookupCounts[ino, default: 0] += 1 }
+        }
+    }
+
+    /// The kernel forgot `count` references to `ino`; an unlinked node goes once nothing refers to it.
+    public func forget(_ ino: UInt64, count: UInt64) {
+        state.withLock { state in
+            let remaining = (state.lookupCounts[ino] ?? 0) > count ? state.lookupCounts[ino]! - count : 0
+            state.lookupCounts[ino] = remaining == 0 ? nil : remaining
+            if remaining == 0, state.openCount(ino) == 0, let orphan = state.orphans.removeValue(forKey: ino) {
+                if let file = orphan.contentFile { cache.remove(file) }
+                state.pageCaches[ino] = nil
+            }
         }
     }
 
@@ -272,7 +293,8 @@ extension FolioFileSystem {
                     // Atomic save: the source's content becomes a new version of the target's item.
                     if source.remoteVersion != nil {
                         let old = Tombstone(
-                            itemID: source.itemID, container: source.container, remoteVersion: source.remoteVersion,
+                            itemID: source.itemID, container: source.remoteContainer ?? source.container,
+                            remoteVersion: source.remoteVersion,
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
@@ -280,6 +302,7 @@ extension FolioFileSystem {
                     state.byItemID[source.itemID] = nil
                     source.itemID = target.itemID
                     source.remoteVersion = target.remoteVersion
+                    source.remoteContainer = target.remoteContainer
                     source.pinned = target.pinned
                     source.xattrs = target.xattrs.merging(source.xattrs) { _, new in new }
                     source.generation = max(source.generation, target.generation) + 1
@@ -287,7 +310,7 @@ extension FolioFileSystem {
                     // Detach the target without a tombstone: its item lives on in `source`.
                     batch.deletes.append(targetIno)
                     state.detach(targetIno)
-                    if state.openCount(targetIno) > 0 {
+                    if state.isReferenced(targetIno) {
                         state.orphans[targetIno] = target
                     } else if let file = target.contentFile {
                         cache.remove(file)

@@ -202,7 +202,8 @@ extension FolioFileSystem {
         }
         if !contentDirty && changes.isEmpty { return nil }
         return .modify(
-            ino: node.ino, itemID: node.itemID, container: node.container, baseVersion: node.remoteVersion!,
+            ino: node.ino, itemID: node.itemID, container: node.remoteContainer ?? node.container,
+            baseVersion: node.remoteVersion!,
             changes: changes, contents: contentDirty ? contents : nil, generation: node.generation, epoch: epoch)
     }
 
@@ -260,7 +261,10 @@ extension FolioFileSystem {
         }
         switch result {
         case .success(let item):
-            if let item { node.remoteVersion = item.version }
+            if let item {
+                node.remoteVersion = item.version
+                node.remoteContainer = item.container
+            }
             if contentSent {
                 node.state = (try? node.state.applying(.uploadFinished(generation: generation))) ?? node.state
             }
@@ -326,6 +330,7 @@ extension FolioFileSystem {
                         node.symlinkTarget = item.symlinkTarget
                         node.remoteVersion = item.version
                         node.container = container.id
+                        node.remoteContainer = container.id
                         if contentChanged {
                             if let file = node.contentFile, state.openCount(ino) == 0 { cache.remove(file) }
                             node.contentFile = nil
@@ -342,7 +347,8 @@ extension FolioFileSystem {
                             name: item.name, kind: item.kind, size: item.kind == .file ? item.size : 0,
                             modificationTime: item.modificationTime, mode: item.mode, uid: configuration.defaultUID,
                             gid: configuration.defaultGID, symlinkTarget: item.symlinkTarget,
-                            state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version)
+                            state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version,
+                            remoteContainer: container.id)
                         state.insert(node)
                         batch.upserts.append(node)
                         invalidations.append((parentIno, item.name))
@@ -360,7 +366,7 @@ extension FolioFileSystem {
                 batch.deletes.append(node.ino)
                 invalidations.append((node.parent, node.name))
                 state.detach(node.ino)
-                if state.openCount(node.ino) > 0 {
+                if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node
                 } else if let file = node.contentFile {
                     cache.remove(file)

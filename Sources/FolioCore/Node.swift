@@ -45,6 +45,9 @@ public struct Node: Hashable, Sendable, Codable {
     public var xattrs: [String: [UInt8]]
     /// Ordering key of pending uploads: lower goes first.
     public var dirtySequence: UInt64
+    /// The container the provider holds the item in (differs from ``container`` while a move across
+    /// containers waits for upload); `nil` if the provider has never seen it.
+    public var remoteContainer: ContainerID?
 
     /// Creates a node.
     public init(
@@ -52,8 +55,10 @@ public struct Node: Hashable, Sendable, Codable {
         size: Int64 = 0, modificationTime: Timestamp, changeTime: Timestamp? = nil, accessTime: Timestamp? = nil,
         mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil,
         state: ItemState, contentFile: String? = nil, generation: UInt64 = 0, remoteVersion: String? = nil,
-        metadataDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:], dirtySequence: UInt64 = 0
+        metadataDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:], dirtySequence: UInt64 = 0,
+        remoteContainer: ContainerID? = nil
     ) {
+        self.remoteContainer = remoteContainer
         self.ino = ino
         self.itemID = itemID
         self.container = container

@@ -31,10 +31,16 @@ enum FUSEOperations {
                 reply.fail(error)
             }
         }
-        ops.forget = { request, _, _ in
+        ops.forget = { request, ino, count in
+            FUSEMount.from(request).fileSystem.forget(ino, count: count)
             fuse_reply_none(request)
         }
-        ops.forget_multi = { request, _, _ in
+        ops.forget_multi = { request, count, items in
+            let fileSystem = FUSEMount.from(request).fileSystem
+            for index in 0..<count {
+                let item = items![index]
+                fileSystem.forget(item.ino, count: item.nlookup)
+            }
             fuse_reply_none(request)
         }
         ops.getattr = { request, ino, fileInfo in
@@ -388,6 +394,7 @@ enum FUSEOperations {
         let reply = Reply(request, plus ? "readdirplus" : "readdir", logger: mount.logger)
         var buffer = [CChar](repeating: 0, count: size)
         var used = 0
+        var handedOut: [UInt64] = []
         do {
             try mount.fileSystem.readDirectory(handle, offset: offset, limit: size / (plus ? 136 : 32) + 1) { entry, next in
                 let remaining = size - used
@@ -408,8 +415,10 @@ enum FUSEOperations {
                 }
                 if needed > remaining { return false }
                 used += needed
+                if plus && entry.name != "." && entry.name != ".." { handedOut.append(entry.attributes.ino) }
                 return true
             }
+            if !handedOut.isEmpty { mount.fileSystem.rememberLookups(handedOut) }
             reply.answer { request in _ = buffer.withUnsafeBufferPointer { fuse_reply_buf(request, $0.baseAddress, used) } }
         } catch {
             reply.fail(error)

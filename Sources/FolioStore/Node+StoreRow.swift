@@ -1,7 +1,7 @@
 import FolioCore
 
 extension Node {
-    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–27, in ``StoreSchema/nodeColumns``
+    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–28, in ``StoreSchema/nodeColumns``
     /// order).
     func bind(to statement: StoreStatement) {
         let state = state.storeColumns
@@ -32,6 +32,7 @@ extension Node {
         statement.bind(25, pinned)
         statement.bind(26, XattrCoding.encode(xattrs))
         statement.bind(27, Int64(bitPattern: dirtySequence))
+        statement.bind(28, remoteContainer?.rawValue)
     }
 
     /// Decodes the current row of ``StoreSchema/selectNodes``. Throws (never traps) on a row this build cannot
@@ -87,7 +88,8 @@ extension Node {
             metadataDirty: try row.integer(23, what(), "metadata_dirty") != 0,
             pinned: try row.integer(24, what(), "pinned") != 0,
             xattrs: xattrs,
-            dirtySequence: UInt64(bitPattern: try row.integer(26, what(), "dirty_sequence"))
+            dirtySequence: UInt64(bitPattern: try row.integer(26, what(), "dirty_sequence")),
+            remoteContainer: row.optionalText(27).map(ContainerID.init(rawValue:))
         )
     }
 }

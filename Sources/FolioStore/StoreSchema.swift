@@ -42,7 +42,8 @@ enum StoreSchema {
                     metadata_dirty INTEGER NOT NULL,
                     pinned INTEGER NOT NULL,
                     xattrs BLOB,
-                    dirty_sequence INTEGER NOT NULL
+                    dirty_sequence INTEGER NOT NULL,
+                    remote_container TEXT
                 );
                 CREATE INDEX node_item_id ON node (item_id);
                 CREATE INDEX node_parent_name ON node (parent, name);
@@ -66,12 +67,12 @@ enum StoreSchema {
     static let nodeColumns = """
         ino, item_id, container, parent, name, kind, size, mtime_s, mtime_ns, ctime_s, ctime_ns, atime_s, \
         atime_ns, mode, uid, gid, symlink_target, state, state_generation, state_reason, content_file, generation, \
-        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence
+        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence, remote_container
         """
 
-    /// Inserts or replaces one node (27 arguments, in ``nodeColumns`` order).
+    /// Inserts or replaces one node (28 arguments, in ``nodeColumns`` order).
     static let upsertNode = "INSERT OR REPLACE INTO node (\(nodeColumns)) VALUES ("
-        + Array(repeating: "?", count: 27).joined(separator: ", ") + ")"
+        + Array(repeating: "?", count: 28).joined(separator: ", ") + ")"
 
     /// Deletes one node by inode number.
     static let deleteNode = "DELETE FROM node WHERE ino = ?"
