@@ -1,0 +1,35 @@
+import FolioCore
+import Synchronization
+
+/// A metadata store in memory, for unit tests of the core. It can be told to fail, to test error paths.
+public final class InMemoryMetadataStore: MetadataStore {
+    private let contents = Mutex<StoreSnapshot>(StoreSnapshot())
+    private let failure = Mutex<FolioError?>(nil)
+
+    /// An empty store.
+    public init() {}
+
+    /// Makes every following `apply` fail with `error` (or succeed again with `nil`).
+    public func failApplies(with error: FolioError?) {
+        failure.withLock { $0 = error }
+    }
+
+    public func load() throws(FolioError) -> StoreSnapshot {
+        contents.withLock { $0 }
+    }
+
+    public func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError) {
+        if let error = failure.withLock({ $0 }) { throw error }
+        contents.withLock { snapshot in
+            var nodes = Dictionary(uniqueKeysWithValues: snapshot.nodes.map { ($0.ino, $0) })
+            for node in batch.upserts { nodes[node.ino] = node }
+            for ino in batch.deletes { nodes[ino] = nil }
+            var tombstones = Dictionary(uniqueKeysWithValues: snapshot.tombstones.map { ($0.itemID, $0) })
+            for tombstone in batch.tombstoneUpserts { tombstones[tombstone.itemID] = tombstone }
+            for id in batch.tombstoneDeletes { tombstones[id] = nil }
+            snapshot.nodes = Array(nodes.values)
+            snapshot.tombstones = Array(tombstones.values)
+            snapshot.values.merge(batch.values) { $1 }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import FolioCore
+import FolioStore
+import Foundation
+import Logging
+import SystemPackage
+import XCTest
+
+/// The filesystem core on a real store and content cache in a temporary folder, driven by paths, without
+/// FUSE. ``remount()`` builds a new core over the same files, as a daemon restart does.
+final class CoreHarness {
+    let directory: String
+    private(set) var store: SQLiteMetadataStore
+    private(set) var fileSystem: FolioFileSystem
+    let configuration: FileSystemConfiguration
+
+    init(writeWait: Duration = .milliseconds(200)) throws {
+        directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        configuration = FileSystemConfiguration(writeWaitTimeout: writeWait)
+        store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
+        fileSystem = try FolioFileSystem(
+            store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),
+            configuration: configuration, logger: Logger(label: "test"))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func remount() throws {
+        try store.close()
+        store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
+        fileSystem = try FolioFileSystem(
+            store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),
+            configuration: configuration, logger: Logger(label: "test"))
+    }
+
+    static func context(_ process: Int32 = 100) -> RequestContext {
+        RequestContext(uid: 0, gid: 0, processID: process)
+    }
+
+    func split(_ path: String) throws -> (parent: UInt64, name: String) {
+        let components = path.split(separator: "/").map(String.init)
+        let parentPath = components.dropLast().joined(separator: "/")
+        return (try fileSystem.resolve(path: parentPath), components.last ?? "")
+    }
+
+    func ino(_ path: String) throws -> UInt64 { try fileSystem.resolve(path: path) }
+
+    /// Writes a whole file (create or truncate), as one process's session.
+    func write(_ path: String, _ content: String, process: Int32 = 100) async throws {
+        let handle = try await openForWriting(path, truncate: true, process: process)
+        _ = try content.utf8CString.dropLast().withUnsafeBytes {
+            try fileSystem.write(handle, offset: 0, bytes: $0)
+        }
+        try fileSystem.flush(handle, processID: process)
+        try fileSystem.release(handle)
+    }
+
+    func append(_ path: String, _ content: String, process: Int32 = 100) async throws {
+        let ino = try ino(path)
+        let opened = try await fileSystem.open(ino, flags: O_WRONLY | O_APPEND, context: Self.context(process))
+        _ = try content.utf8CString.dropLast().withUnsafeBytes {
+            try fileSystem.write(opened.handle, offset: 0, bytes: $0)
+        }
+        try fileSystem.release(opened.handle)
+    }
+
+    func openForWriting(_ path: String, truncate: Bool, process: Int32 = 100) async throws -> UInt64 {
+        let (parent, name) = try split(path)
+        if let ino = try? fileSystem.resolve(path: path) {
+            let opened = try await fileSystem.open(
+                ino, flags: O_WRONLY | (truncate ? O_TRUNC : 0), context: Self.context(process))
+            if truncate {
+                _ = try await fileSystem.setAttributes(
+                    ino, AttributeChanges(size: 0), handle: opened.handle, context: Self.context(process))
+            }
+            return opened.handle
+        }
+        return try fileSystem.createFile(
+            parent: parent, name: name, permissions: 0o644, flags: O_WRONLY, context: Self.context(process)).1
+    }
+
+    func read(_ path: String, process: Int32 = 200) async throws -> String {
+        let opened = try await fileSystem.open(try ino(path), flags: O_RDONLY, context: Self.context(process))
+        defer { try? fileSystem.release(opened.handle) }
+        return try read(handle: opened.handle)
+    }
+
+    func read(handle: UInt64) throws -> String {
+        let source = try fileSystem.readSource(handle)
+        var bytes = [UInt8](repeating: 0, count: Int(source.size))
+        let count = bytes.withUnsafeMutableBytes { pread(source.fd, $0.baseAddress, Int(source.size), 0) }
+        return String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
+    }
+
+    /// Names in a folder, sorted, without `.` and `..`.
+    func list(_ path: String) throws -> [String] {
+        let handle = try fileSystem.openDirectory(try ino(path))
+        defer { fileSystem.releaseDirectory(handle) }
+        var names: [String] = []
+        try fileSystem.readDirectory(handle, offset: 0, limit: 100_000) { entry, _ in
+            if entry.name != "." && entry.name != ".." { names.append(entry.name) }
+            return true
+        }
+        return names.sorted()
+    }
+}

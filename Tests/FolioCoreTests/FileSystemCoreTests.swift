@@ -1,0 +1,171 @@
+import FolioCore
+import FolioTesting
+import Foundation
+import Logging
+import SystemPackage
+import XCTest
+
+/// The filesystem core without FUSE: commits, snapshots, sessions, identity on save, upload bookkeeping.
+final class FileSystemCoreTests: XCTestCase {
+    func testCommitIsVisibleAndSurvivesRemount() async throws {
+        let core = try CoreHarness()
+        try await core.write("a.txt", "hello")
+        let a = try core.ino("a.txt")
+        do {
+            let value = try await core.read("a.txt")
+            XCTAssertEqual(value, "hello")
+        }
+        XCTAssertEqual(core.fileSystem.node(a)?.state, .dirty(generation: 2))
+        try core.remount()
+        do {
+            let value = try await core.read("a.txt")
+            XCTAssertEqual(value, "hello")
+        }
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
+    }
+
+    func testReaderKeepsSnapshotWhileWriterCommits() async throws {
+        let core = try CoreHarness()
+        try await core.write("doc", "version one")
+        let reader = try await core.fileSystem.open(try core.ino("doc"), flags: O_RDONLY, context: CoreHarness.context(7))
+        try await core.write("doc", "version two, longer")
+        XCTAssertEqual(try core.read(handle: reader.handle), "version one")
+        do {
+            let value = try await core.read("doc")
+            XCTAssertEqual(value, "version two, longer")
+        }
+        try core.fileSystem.release(reader.handle)
+    }
+
+    func testUncommittedWritesAreInvisibleToOtherProcesses() async throws {
+        let core = try CoreHarness()
+        try await core.write("doc", "committed")
+        let writer = try await core.openForWriting("doc", truncate: true, process: 1)
+        _ = try "draft".utf8CString.dropLast().withUnsafeBytes { try core.fileSystem.write(writer, offset: 0, bytes: $0) }
+        do {
+            let value = try await core.read("doc", process: 2)
+            XCTAssertEqual(value, "committed")
+        }
+        do {
+            let value = try await core.read("doc", process: 1)
+            XCTAssertEqual(value, "draft", "the writer's own process joins its session")
+        }
+        try core.fileSystem.synchronize(writer)
+        do {
+            let value = try await core.read("doc", process: 2)
+            XCTAssertEqual(value, "draft", "fsync commits")
+        }
+        try core.fileSystem.release(writer)
+    }
+
+    func testSecondWriterGetsBusyAfterTheWait() async throws {
+        let core = try CoreHarness(writeWait: .milliseconds(150))
+        try await core.write("doc", "x")
+        let first = try await core.openForWriting("doc", truncate: false, process: 1)
+        do {
+            _ = try await core.openForWriting("doc", truncate: false, process: 2)
+            XCTFail("the second writer must not get in")
+        } catch let error as FolioError {
+            XCTAssertEqual(error.errno, .resourceBusy)
+        }
+        let joined = try await core.openForWriting("doc", truncate: false, process: 1)
+        try core.fileSystem.release(joined)
+        try core.fileSystem.release(first)
+        let second = try await core.openForWriting("doc", truncate: false, process: 2)
+        try core.fileSystem.release(second)
+    }
+
+    func testRenameOverKeepsTargetIdentityAndAttributes() async throws {
+        let core = try CoreHarness()
+        try await core.write("doc", "old")
+        let target = try core.ino("doc")
+        let id = core.fileSystem.node(target)!.itemID
+        try core.fileSystem.setExtendedAttribute(target, name: "user.xdg.tags", value: Array("red".utf8), mustCreate: false, mustReplace: false)
+        try await core.write(".doc.tmp", "new")
+        try core.fileSystem.rename(parent: 1, name: ".doc.tmp", newParent: 1, newName: "doc", flags: [])
+        let node = core.fileSystem.node(try core.ino("doc"))!
+        XCTAssertEqual(node.itemID, id)
+        XCTAssertEqual(node.xattrs["user.xdg.tags"], Array("red".utf8))
+        do {
+            let value = try await core.read("doc")
+            XCTAssertEqual(value, "new")
+        }
+        XCTAssertEqual(try core.list(""), ["doc"])
+    }
+
+    func testUploadWorkOrderAndGenerationCheck() async throws {
+        let core = try CoreHarness()
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: CoreHarness.context())
+        try await core.write("dir/file", "content")
+        // The child waits until its folder exists remotely.
+        var work = core.fileSystem.nextUploadWork(limit: 10)
+        XCTAssertEqual(work.count, 1)
+        guard case .create(let dirIno, let template, _, _, _) = work[0] else { return XCTFail("expected a create") }
+        XCTAssertEqual(template.name, "dir")
+        let remoteDir = RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "dir", kind: .directory, size: 0,
+            modificationTime: .now(), mode: 0o755, version: "d1")
+        core.fileSystem.finishUpload(work[0], result: .success(remoteDir))
+        XCTAssertEqual(core.fileSystem.node(dirIno)?.remoteVersion, "d1")
+        work = core.fileSystem.nextUploadWork(limit: 10)
+        XCTAssertEqual(work.count, 1)
+        guard case .create(let fileIno, let fileTemplate, _, let generation, _) = work[0] else { return XCTFail() }
+        XCTAssertEqual(core.fileSystem.node(fileIno)?.state, .uploading(generation: generation))
+        // A commit while the upload runs: the success must not mark the item clean.
+        try await core.write("dir/file", "newer")
+        work.forEach { $0.closeContents() }
+        core.fileSystem.finishUpload(work[0], result: .success(RemoteItem(
+            id: fileTemplate.id, container: .drive, parentID: template.id, name: "file", kind: .file, size: 7,
+            modificationTime: .now(), mode: 0o644, version: "f1")))
+        guard case .dirty = core.fileSystem.node(fileIno)!.state else { return XCTFail("must stay dirty") }
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
+    }
+
+    func testUnlinkQueuesARemoteDeleteOnlyForUploadedItems() async throws {
+        let core = try CoreHarness()
+        try await core.write("local-only", "x")
+        try core.fileSystem.unlink(parent: 1, name: "local-only")
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 0, "never uploaded: nothing to delete remotely")
+        XCTAssertThrowsError(try core.fileSystem.unlink(parent: 1, name: "local-only")) { error in
+            XCTAssertEqual((error as? FolioError)?.errno, .noSuchFileOrDirectory)
+        }
+    }
+
+    func testStoreFailureLeavesTreeUnchanged() async throws {
+        let store = InMemoryMetadataStore()
+        let directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fileSystem = try FolioFileSystem(
+            store: store, cache: try ContentCache(directory: FilePath(directory)), logger: Logger(label: "test"))
+        store.failApplies(with: .noSpace("disk full"))
+        XCTAssertThrowsError(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: CoreHarness.context())) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .noSpace)
+        }
+        XCTAssertThrowsError(try fileSystem.lookup(parent: 1, name: "d"))
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [], [])
+        store.failApplies(with: nil)
+        XCTAssertNoThrow(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: CoreHarness.context()))
+    }
+
+    func testRefusals() throws {
+        let core = try CoreHarness()
+        let context = CoreHarness.context()
+        XCTAssertThrowsError(try core.fileSystem.link(1, newParent: 1, newName: "x")) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .notPermitted)
+        }
+        XCTAssertThrowsError(try core.fileSystem.makeNode(parent: 1, name: "dev", kind: nil, permissions: 0o644, context: context)) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .notPermitted)
+        }
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "a", permissions: 0o755, context: context)
+        _ = try core.fileSystem.makeDirectory(parent: try core.ino("a"), name: "b", permissions: 0o755, context: context)
+        XCTAssertThrowsError(try core.fileSystem.rename(parent: 1, name: "a", newParent: try core.ino("a/b"), newName: "c", flags: [])) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .invalidArgument)
+        }
+        XCTAssertThrowsError(try core.fileSystem.removeDirectory(parent: 1, name: "a")) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .directoryNotEmpty)
+        }
+        XCTAssertThrowsError(try core.fileSystem.setExtendedAttribute(1, name: "user.folio.state", value: [], mustCreate: false, mustReplace: false)) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .notPermitted)
+        }
+    }
+}
