@@ -11,12 +11,18 @@ public enum RuntimePaths {
         return FilePath("/tmp/folio-\(getuid())")
     }
 
+    /// The user's home folder: `$HOME`, else the password database's.
+    public static var home: String {
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        return NSHomeDirectory()
+    }
+
     /// `$XDG_STATE_HOME/folio` (default `~/.local/state/folio`).
     public static var stateHome: FilePath {
         if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
             return FilePath(state).appending("folio")
         }
-        return FilePath(NSHomeDirectory()).appending(".local/state/folio")
+        return FilePath(home).appending(".local/state/folio")
     }
 
     /// The canonical absolute form of `path` (symlinks resolved when it exists).

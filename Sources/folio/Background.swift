@@ -13,8 +13,11 @@ enum Background {
         guard pipe(&pipeFDs) == 0 else { throw CLIError("cannot create a pipe") }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        let childArguments = ["folio"] + arguments + ["--foreground", "--ready-fd", "3"]
+        let childArguments = ["folio"] + arguments.dropLast() + ["--foreground", "--ready-fd", "3", arguments.last!]
 
+        // Only the descriptors set up below reach the daemon: whatever else this process has open (a caller's
+        // pipes, for one) must not stay open for the daemon's lifetime.
+        markDescriptorsCloseOnExec()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -46,6 +49,15 @@ enum Background {
         waitpid(pid, &status, 0)
         let reason = message.isEmpty ? "the daemon exited without mounting" : message
         throw CLIError("mount failed: \(reason) (log: \(logPath))")
+    }
+
+    private static func markDescriptorsCloseOnExec() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for entry in entries {
+            guard let fd = Int32(entry), fd > 2 else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     static func signalReady(_ fd: Int32?, message: String) {

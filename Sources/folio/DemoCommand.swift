@@ -16,7 +16,7 @@ struct DemoCommand: ParsableCommand {
     var mountpoint: String?
 
     func run() throws {
-        let home = NSHomeDirectory()
+        let home = RuntimePaths.home
         let remote = self.remote ?? home + "/.local/share/folio/demo-remote"
         let mountpoint = RuntimePaths.canonical(self.mountpoint ?? home + "/Folio")
         try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: true)
@@ -32,17 +32,20 @@ struct DemoCommand: ParsableCommand {
             try mount.validate()
             try mount.run()
         }
+        let folio = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "folio"
+        let m = mountpoint
         print("""
 
-        Try:
-          ls -la \(mountpoint)                      # Drive documents + the Notes container, no download yet
-          getfattr -d \(mountpoint)/Large/*         # user.folio.state = placeholder
-          cat \(mountpoint)/Notes/*.md              # materializes on open
-          cp \(mountpoint)/Large/* /tmp/ & watch -n0.2 getfattr -n user.folio.progress \(mountpoint)/Large/*
-          echo hello > \(mountpoint)/hello.txt; folio status \(mountpoint)/hello.txt
-          folio status \(mountpoint)
-          folio unmount \(mountpoint)
-        The remote itself is \(remote): its files change as uploads land.
+        Try (the provider simulates 50 ms latency and 20 MiB/s, so downloads take visible time):
+          ls -la \(m) \(m)/Notes            # Drive documents + the public Notes container; nothing downloaded
+          getfattr -d \(m)/Media/field-recording.raw     # user.folio.state="placeholder"
+          cat \(m)/Notes/Welcome.md                      # materializes on open
+          cat \(m)/Media/field-recording.raw > /dev/null &
+          watch -n 0.2 getfattr -n user.folio.progress \(m)/Media/field-recording.raw
+          echo hello > \(m)/hello.txt && \(folio) status \(m)/hello.txt
+          \(folio) status \(m)
+          \(folio) unmount \(m)
+        The remote is \(remote): uploads land there (the private com.example.secret container is not in this view).
         """)
     }
 }

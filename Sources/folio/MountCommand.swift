@@ -61,7 +61,14 @@ struct MountCommand: ParsableCommand {
         }
         let stateDirectory = state.map(RuntimePaths.canonical) ?? RuntimePaths.defaultStateDirectory(forRemote: remote).string
         if !foreground {
-            try Background.spawnAndWait(arguments: Array(CommandLine.arguments.dropFirst()), stateDirectory: stateDirectory)
+            var arguments = [
+                "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
+                "--poll-interval", "\(pollInterval)", "--simulate-latency-ms", "\(simulateLatencyMs)",
+                "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
+            ]
+            if allowOther { arguments.append("--allow-other") }
+            if debug { arguments.append("--debug") }
+            try Background.spawnAndWait(arguments: arguments + [mountpoint], stateDirectory: stateDirectory)
             print("Folio mounted \(remote) at \(mountpoint)")
             return
         }

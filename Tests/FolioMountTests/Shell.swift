@@ -29,8 +29,18 @@ enum Shell {
         process.standardInput = FileHandle.nullDevice
         let outData = LockedData()
         let errData = LockedData()
-        out.fileHandleForReading.readabilityHandler = { outData.append($0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { errData.append($0.availableData) }
+        let ends = DispatchSemaphore(value: 0)
+        for (pipe, data) in [(out, outData), (err, errData)] {
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let chunk = handle.availableData
+                if chunk.isEmpty {
+                    handle.readabilityHandler = nil
+                    ends.signal()
+                } else {
+                    data.append(chunk)
+                }
+            }
+        }
         do {
             try process.run()
         } catch {
@@ -46,10 +56,10 @@ enum Shell {
             XCTFail("timed out after \(timeout) s: \(script)", file: file, line: line)
         }
         process.waitUntilExit()
+        // Both pipes reach end of file unless a background grandchild still holds them: wait a little, not forever.
+        for _ in 0..<2 { _ = ends.wait(timeout: .now() + 2) }
         out.fileHandleForReading.readabilityHandler = nil
         err.fileHandleForReading.readabilityHandler = nil
-        outData.append(out.fileHandleForReading.readDataToEndOfFile())
-        errData.append(err.fileHandleForReading.readDataToEndOfFile())
         return CommandResult(status: process.terminationStatus, stdout: outData.string, stderr: errData.string)
     }
 
