@@ -160,6 +160,12 @@ class MountTestCase: XCTestCase {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/dev/fuse"), "needs /dev/fuse")
         fixture = try MountFixture(extraArguments: mountArguments)
         addTeardownBlock { [fixture] in fixture?.tearDown() }
+        // Teardown blocks run last-in first-out, before tearDown(): show the log of a failed test while it exists.
+        addTeardownBlock { [weak self, fixture] in
+            guard let self, let fixture, let run = self.testRun, run.failureCount + run.unexpectedExceptionCount > 0
+            else { return }
+            print("--- daemon log tail of \(self.name) ---\n" + String(fixture.log.suffix(6000)))
+        }
         try LocalProvider.initialize(at: FilePath(fixture.remote))
         try prepareRemote()
         try fixture.start()
@@ -168,10 +174,4 @@ class MountTestCase: XCTestCase {
     /// Called before the daemon starts, to fill the remote.
     func prepareRemote() throws {}
 
-    override func tearDown() {
-        if let fixture, let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 {
-            print("--- daemon log tail of \(name) ---\n" + String(fixture.log.suffix(6000)))
-        }
-        super.tearDown()
-    }
 }
