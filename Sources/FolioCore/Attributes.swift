@@ -125,10 +125,14 @@ public struct OpenedFile: Hashable, Sendable {
     /// How the kernel should cache this handle's data.
     public var cachePolicy: CachePolicy
 
+    /// The handle cannot write, so its `close()` needs no flush (no commit can follow from it).
+    public var isReadOnly: Bool
+
     /// Creates a result.
-    public init(handle: UInt64, cachePolicy: CachePolicy) {
+    public init(handle: UInt64, cachePolicy: CachePolicy, isReadOnly: Bool = false) {
         self.handle = handle
         self.cachePolicy = cachePolicy
+        self.isReadOnly = isReadOnly
     }
 }
 

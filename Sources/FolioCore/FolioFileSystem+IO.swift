@@ -83,7 +83,7 @@ extension FolioFileSystem {
             canWrite: false, append: false, isCached: policy != .directIO)
         state.handleCounts[ino, default: 0] += 1
         if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
-        return .ready(OpenedFile(handle: handle, cachePolicy: policy))
+        return .ready(OpenedFile(handle: handle, cachePolicy: policy, isReadOnly: true))
     }
 
     /// Decides how the kernel may cache a new handle with view `key` (see DESIGN.md §3 "The fast path").

@@ -456,6 +456,7 @@ struct FileInfo: @unchecked Sendable {
     func value(for opened: OpenedFile) -> fuse_file_info {
         var info = raw
         info.fh = opened.handle
+        info.noflush = opened.isReadOnly ? 1 : 0
         switch opened.cachePolicy {
         case .keepCache:
             info.keep_cache = 1
