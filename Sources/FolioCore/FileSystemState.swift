@@ -1,6 +1,6 @@
 /// The in-memory state of the filesystem core, guarded by the core's lock.
 struct State: Sendable {
-    var nodes: [UInt64: Node] = [:]
+    var nodes = NodeTable()
     var children: [UInt64: [String: UInt64]] = [:]
     var byItemID: [ItemID: UInt64] = [:]
     /// Unlinked nodes that still have open handles.
@@ -22,8 +22,8 @@ struct State: Sendable {
     var progress: [UInt64: (done: Int64, total: Int64)] = [:]
     var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
     var directoryListings: [UInt64: [ListedEntry]] = [:]
-    /// Uploads in flight, by inode (nodes) — tombstones in flight are in `deletesInFlight`.
-    var uploadsInFlight: Set<UInt64> = []
+    /// Items whose upload is in flight (by item id: an atomic save moves an id to another inode).
+    var uploadsInFlight: Set<ItemID> = []
     var deletesInFlight: Set<ItemID> = []
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
     var metadataEpochs: [UInt64: UInt64] = [:]

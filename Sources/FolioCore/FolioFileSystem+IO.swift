@@ -290,16 +290,16 @@ extension FolioFileSystem {
                   session.hasUncommittedChanges else { return nil }
             return open.ino
         }
-        if let ino { try commit(ino) }
+        if let ino { try commit(ino, durable: false) }
     }
 
-    /// Commits the handle's write session now (durably).
+    /// Commits the handle's write session now, durably (`fsync`).
     public func synchronize(_ handle: UInt64) throws(FolioError) {
         let ino: UInt64? = state.withLock { state in
             guard let open = state.handles[handle], open.sessionID != nil else { return nil }
             return open.ino
         }
-        if let ino { try commit(ino) }
+        if let ino { try commit(ino, durable: true) }
     }
 
     /// Closes a handle; the last handle of a write session commits it.
@@ -313,7 +313,7 @@ extension FolioFileSystem {
         var commitError: FolioError?
         var convergedIno: UInt64?
         if let commitNeeded {
-            do { try commit(commitNeeded) } catch { commitError = error }
+            do { try commit(commitNeeded, durable: false) } catch { commitError = error }
         }
         let (waiters, removeFile, endedSession) = state.withLock {
             state -> ([CheckedContinuation<Void, Never>], String?, Bool) in
@@ -361,14 +361,19 @@ extension FolioFileSystem {
         if let commitError { throw commitError }
     }
 
-    /// Makes the session's content of `ino` a new committed version: durable file, durable metadata, state
-    /// `dirty`, kernel caches invalidated, uploader woken.
-    func commit(_ ino: UInt64) throws(FolioError) {
+    /// Makes the session's content of `ino` a new committed version: atomic (a new immutable version file
+    /// and one metadata transaction), state `dirty`, kernel caches invalidated, uploader woken.
+    ///
+    /// Every commit survives a crash or `kill -9` of the daemon (the content is written and the metadata
+    /// transaction committed before the caller is answered). A `durable` commit (at `fsync`) also survives a
+    /// power loss: the version file is `fdatasync`ed and the transaction synced — as `close()` and `fsync()`
+    /// differ on any POSIX filesystem.
+    func commit(_ ino: UInt64, durable: Bool) throws(FolioError) {
         guard let fd = state.withLock({ $0.sessions[ino]?.fd }) else { return }
-        try cache.synchronize(fd)
+        if durable { try cache.synchronize(fd) }
         let committed = try state.withLock { state throws(FolioError) -> Bool in
             guard var session = state.sessions[ino], session.hasUncommittedChanges else { return false }
-            if session.fd != fd { try cache.synchronize(session.fd) }
+            if durable, session.fd != fd { try cache.synchronize(session.fd) }
             let isOrphan = state.nodes[ino] == nil
             guard var node = state.node(ino) else { return false }
             let previous = node.contentFile
@@ -383,7 +388,7 @@ extension FolioFileSystem {
             if !isOrphan {
                 var batch = StoreBatch()
                 batch.upserts.append(node)
-                try persist(batch, durable: true)
+                try persist(batch, durable: durable)
                 state.nodes[ino] = node
             } else {
                 state.orphans[ino] = node

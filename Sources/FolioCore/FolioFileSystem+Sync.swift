@@ -144,20 +144,27 @@ extension FolioFileSystem {
     public func nextUploadWork(limit: Int) -> [UploadWork] {
         state.withLock { state in
             enum Candidate { case node(UInt64), delete(Tombstone) }
-            var candidates: [(UInt64, Candidate)] = []
-            for tombstone in state.tombstones.values where !state.deletesInFlight.contains(tombstone.itemID) {
-                candidates.append((tombstone.sequence, .delete(tombstone)))
+            // The `limit` oldest candidates, kept sorted by a small insertion (limit is small).
+            var oldest: [(UInt64, Candidate)] = []
+            func consider(_ sequence: UInt64, _ candidate: Candidate) {
+                if oldest.count == limit, let last = oldest.last, last.0 <= sequence { return }
+                let index = oldest.firstIndex { $0.0 > sequence } ?? oldest.endIndex
+                oldest.insert((sequence, candidate), at: index)
+                if oldest.count > limit { oldest.removeLast() }
             }
-            for node in state.nodes.values where node.hasPendingUpload && !state.uploadsInFlight.contains(node.ino) {
-                if let session = state.sessions[node.ino], !session.handles.isEmpty { continue }
+            for tombstone in state.tombstones.values where !state.deletesInFlight.contains(tombstone.itemID) {
+                consider(tombstone.sequence, .delete(tombstone))
+            }
+            for ino in state.nodes.pending {
+                guard let node = state.nodes[ino], !state.uploadsInFlight.contains(node.itemID) else { continue }
+                if let session = state.sessions[ino], !session.handles.isEmpty { continue }
                 if case .conflicted = node.state { continue }
                 if case .failed = node.state { continue }
                 guard let parent = state.nodes[node.parent], parent.remoteVersion != nil else { continue }
-                candidates.append((node.dirtySequence, .node(node.ino)))
+                consider(node.dirtySequence, .node(ino))
             }
-            candidates.sort { $0.0 < $1.0 }
             var chosen: [UploadWork] = []
-            for (_, candidate) in candidates where chosen.count < limit {
+            for (_, candidate) in oldest {
                 switch candidate {
                 case .delete(let tombstone):
                     state.deletesInFlight.insert(tombstone.itemID)
@@ -165,7 +172,7 @@ extension FolioFileSystem {
                 case .node(let ino):
                     guard let node = state.nodes[ino], let parent = state.nodes[node.parent],
                           let item = makeWork(node, parent: parent, state: state) else { continue }
-                    state.uploadsInFlight.insert(ino)
+                    state.uploadsInFlight.insert(node.itemID)
                     if case .dirty(let current) = node.state {
                         state.nodes[ino]?.state = .uploading(generation: current)
                     }
@@ -230,12 +237,12 @@ extension FolioFileSystem {
                     if (try? persist(batch)) != nil { state.tombstones[tombstone.itemID] = nil }
                 }
             case .create(let ino, let template, _, let generation, let epoch):
-                state.uploadsInFlight.remove(ino)
+                state.uploadsInFlight.remove(template.id)
                 finishItemUpload(
                     ino: ino, itemID: template.id, container: template.container, generation: generation,
                     epoch: epoch, contentSent: true, result: result, state: &state)
             case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
-                state.uploadsInFlight.remove(ino)
+                state.uploadsInFlight.remove(itemID)
                 finishItemUpload(
                     ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
                     contentSent: contents != nil, result: result, state: &state)
@@ -247,7 +254,9 @@ extension FolioFileSystem {
         ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
         result: Result<RemoteItem?, FolioError>, state: inout State
     ) {
-        guard var node = state.nodes[ino], node.itemID == itemID else {
+        // An atomic save may have moved the item to another inode while the upload ran.
+        let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
+        guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
             // The item was deleted (or replaced) while its upload ran: delete what reached the provider.
             if case .success(let item?) = result, state.tombstones[itemID] == nil, state.byItemID[itemID] == nil {
                 let tombstone = Tombstone(
@@ -378,6 +387,10 @@ extension FolioFileSystem {
         if let invalidator {
             for (ino, name) in invalidations {
                 if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }
+            }
+            // Listings of the folders that changed (the kernel may cache them).
+            for parent in Set(invalidations.compactMap { $0.1 == nil ? nil : $0.0 }) {
+                invalidator.invalidateInode(parent)
             }
         }
     }

@@ -293,7 +293,10 @@ enum FUSEOperations {
             var info = fileInfo!.pointee
             do {
                 info.fh = try mount.fileSystem.openDirectory(ino)
-                info.cache_readdir = 0
+                // The kernel may keep listings: it drops them itself when the folder changes through the
+                // mount, and the notifier invalidates the folder when the remote changes it.
+                info.cache_readdir = 1
+                info.keep_cache = 1
                 reply.answer { _ = fuse_reply_open($0, &info) }
             } catch {
                 reply.fail(error)
