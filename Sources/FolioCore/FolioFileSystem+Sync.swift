@@ -221,6 +221,7 @@ extension FolioFileSystem {
             case .success:
                 state.providerOnline = true
                 state.lastProviderError = nil
+                state.remoteEpoch += 1
             case .failure(let error):
                 if case .offline = error { state.providerOnline = false }
                 state.lastProviderError = error.description
@@ -298,11 +299,21 @@ extension FolioFileSystem {
 
     // MARK: Remote items
 
+    /// The current upload epoch: take it before enumerating the provider and pass it to
+    /// ``applyEnumeration(of:items:epoch:)``.
+    public func remoteEpoch() -> UInt64 {
+        state.withLock { $0.remoteEpoch }
+    }
+
     /// Merges a container's full enumeration into the tree: new items appear as placeholders, clean items
     /// take the remote metadata, and clean items the remote no longer has disappear. Items with local changes
-    /// are left alone (the sync engine handles them).
-    public func applyEnumeration(of container: Container, items: [RemoteItem]) throws(FolioError) {
-        let invalidations = try state.withLock { state throws(FolioError) -> [(UInt64, String?)] in
+    /// are left alone (the sync engine handles them). An enumeration taken before one of our own uploads
+    /// landed (`epoch` is no longer current) is stale and ignored: it would undo that upload. Returns whether
+    /// it was applied.
+    @discardableResult
+    public func applyEnumeration(of container: Container, items: [RemoteItem], epoch: UInt64? = nil) throws(FolioError) -> Bool {
+        let invalidations = try state.withLock { state throws(FolioError) -> [(UInt64, String?)]? in
+            if let epoch, epoch != state.remoteEpoch { return nil }
             var batch = StoreBatch()
             var invalidations: [(UInt64, String?)] = []
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
@@ -313,6 +324,7 @@ extension FolioFileSystem {
                 progress = false
                 var next: [RemoteItem] = []
                 for item in pending {
+                    if state.tombstones[item.id] != nil || state.deletesInFlight.contains(item.id) { continue }
                     let parentIno: UInt64?
                     if let parentID = item.parentID { parentIno = state.byItemID[parentID] } else { parentIno = rootIno }
                     guard let parentIno, seen.contains(item.parentID ?? ItemID.root(of: container.id)) else {
@@ -384,6 +396,7 @@ extension FolioFileSystem {
             try persist(batch)
             return invalidations
         }
+        guard let invalidations else { return false }
         if let invalidator {
             for (ino, name) in invalidations {
                 if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }
@@ -393,6 +406,7 @@ extension FolioFileSystem {
                 invalidator.invalidateInode(parent)
             }
         }
+        return true
     }
 
     /// The root node of a container, created on first sight: the Drive's root is the full view's root;

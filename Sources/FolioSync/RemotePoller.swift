@@ -24,8 +24,11 @@ public final class RemotePoller: Sendable {
         do {
             let containers = try await provider.listContainers()
             for container in containers.sorted(by: { $0.id == .drive && $1.id != .drive }) {
+                let epoch = fileSystem.remoteEpoch()
                 let (items, _) = try await provider.enumerateItems(in: container.id)
-                try fileSystem.applyEnumeration(of: container, items: items)
+                if try !fileSystem.applyEnumeration(of: container, items: items, epoch: epoch) {
+                    logger.debug("enumeration of \(container.id) raced with our own uploads; next poll retries")
+                }
             }
             fileSystem.recordProviderReachability(online: true, error: nil)
             return true

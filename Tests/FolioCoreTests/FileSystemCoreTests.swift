@@ -168,4 +168,39 @@ final class FileSystemCoreTests: XCTestCase {
             XCTAssertEqual(($0 as? FolioError)?.errno, .notPermitted)
         }
     }
+
+    /// A poll that listed the provider before one of our uploads landed must not delete the uploaded item
+    /// (that race once lost a git object under load).
+    func testStaleEnumerationIsIgnored() async throws {
+        let core = try CoreHarness()
+        try await core.write("fresh.txt", "new")
+        let epoch = core.fileSystem.remoteEpoch()
+        let work = core.fileSystem.nextUploadWork(limit: 1)
+        guard case .create(_, let template, _, _, _) = work.first else { return XCTFail("expected a create") }
+        work.forEach { $0.closeContents() }
+        core.fileSystem.finishUpload(work[0], result: .success(RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "fresh.txt", kind: .file, size: 3,
+            modificationTime: .now(), mode: 0o644, version: "v1")))
+        // The listing was taken at `epoch`, before the create landed: it does not have the file.
+        let applied = try core.fileSystem.applyEnumeration(of: .drive, items: [], epoch: epoch)
+        XCTAssertFalse(applied)
+        XCTAssertEqual(try core.list(""), ["fresh.txt"])
+        // A current listing without the file means the remote deleted it: the clean item goes.
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [], epoch: core.fileSystem.remoteEpoch()))
+        XCTAssertEqual(try core.list(""), [])
+    }
+
+    /// An item whose delete is queued is not brought back by a listing that still has it.
+    func testPendingDeleteIsNotResurrected() async throws {
+        let core = try CoreHarness()
+        let item = RemoteItem(
+            id: ItemID("remote-1"), container: .drive, parentID: nil, name: "gone.txt", kind: .file, size: 1,
+            modificationTime: .now(), mode: 0o644, version: "r1")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [item])
+        XCTAssertEqual(try core.list(""), ["gone.txt"])
+        try core.fileSystem.unlink(parent: 1, name: "gone.txt")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [item], epoch: core.fileSystem.remoteEpoch())
+        XCTAssertEqual(try core.list(""), [], "the queued delete wins over the stale listing")
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
+    }
 }
