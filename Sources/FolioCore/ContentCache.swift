@@ -7,6 +7,9 @@ public struct ContentCache: Sendable {
     /// The folder holding the version files.
     public let directory: FilePath
 
+    /// The shared empty version: the content of every new file until its first commit. Never removed.
+    public static let emptyVersion = "empty"
+
     /// Opens (creating if needed) the cache in `directory`.
     public init(directory: FilePath) throws(FolioError) {
         self.directory = directory
@@ -16,6 +19,9 @@ public struct ContentCache: Sendable {
         } catch {
             throw .io("cannot create content cache \(directory): \(error)")
         }
+        let empty = open(path(of: Self.emptyVersion).string, O_RDONLY | O_CREAT | O_CLOEXEC, 0o400)
+        guard empty >= 0 else { throw .system(Errno(rawValue: errno), "create the empty version") }
+        close(empty)
     }
 
     /// The path of version file `name`.
@@ -76,6 +82,7 @@ public struct ContentCache: Sendable {
 
     /// Deletes version file `name`; open descriptors keep reading it.
     public func remove(_ name: String) {
+        guard name != Self.emptyVersion else { return }
         unlink(path(of: name).string)
     }
 

@@ -196,13 +196,14 @@ extension FolioFileSystem {
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             if state.child(parent, name) != nil { throw .exists(name) }
             try configuration.namePolicy.validate(name)
+            // The new file's committed content is the shared empty version; the session writes a file of its own.
             let file = try cache.makeFile()
             let now = Timestamp.now()
             let ino = state.allocateIno()
             var node = Node(
                 ino: ino, itemID: .generate(), container: directory.container, parent: parent, name: name,
                 kind: .file, modificationTime: now, mode: permissions & 0o7777, uid: context.uid, gid: context.gid,
-                state: .dirty(generation: 1), contentFile: file.name, generation: 1,
+                state: .dirty(generation: 1), contentFile: ContentCache.emptyVersion, generation: 1,
                 dirtySequence: state.allocateSequence())
             if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
             var parentNode = directory
@@ -223,7 +224,7 @@ extension FolioFileSystem {
             let sessionID = state.allocateHandle()
             state.sessions[ino] = WriteSession(
                 id: sessionID, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
-                fileIsCommitted: true, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
+                fileIsCommitted: false, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
                 explicitModificationTime: nil)
             let opened = try joinSession(ino, flags: flags, context: context, state: &state)
             return (attributes(of: node, state: state), opened.handle)

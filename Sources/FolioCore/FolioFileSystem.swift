@@ -123,7 +123,7 @@ public final class FolioFileSystem: Sendable {
     /// Deletes version files no node refers to (left behind by a crash).
     private func collectGarbage() {
         let referenced = state.withLock { state in Set(state.nodes.values.compactMap(\.contentFile)) }
-        for name in cache.allFiles() where !referenced.contains(name) {
+        for name in cache.allFiles() where !referenced.contains(name) && name != ContentCache.emptyVersion {
             cache.remove(name)
         }
     }
