@@ -27,6 +27,9 @@ struct State: Sendable {
     var deletesInFlight: Set<ItemID> = []
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
     var metadataEpochs: [UInt64: UInt64] = [:]
+    /// Nodes whose attribute-only changes (times, mode, owner, xattrs) wait for the next group write.
+    var deferredInos: Set<UInt64> = []
+    var deferredFlushScheduled = false
     /// Bumped by every upload that changed the provider: an enumeration taken before a bump is stale.
     var remoteEpoch: UInt64 = 0
     /// Provider reachability as last seen by the services.

@@ -66,7 +66,7 @@ extension FolioFileSystem {
                 node.xattrs[name] = value
             }
             node.changeTime = .now()
-            try save(node, state: &state)
+            try saveAttributes(node, state: &state)
         }
     }
 
@@ -77,7 +77,17 @@ extension FolioFileSystem {
             if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }
             guard node.xattrs.removeValue(forKey: name) != nil else { throw .noAttribute(name) }
             node.changeTime = .now()
-            try save(node, state: &state)
+            try saveAttributes(node, state: &state)
+        }
+    }
+
+    /// Keeps an attribute-only change: in memory at once, in the store with the next group write.
+    func saveAttributes(_ node: Node, state: inout State) throws(FolioError) {
+        if state.nodes[node.ino] != nil {
+            state.nodes[node.ino] = node
+            deferPersistence(node.ino, state: &state)
+        } else {
+            state.orphans[node.ino] = node
         }
     }
 

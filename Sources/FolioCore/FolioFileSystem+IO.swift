@@ -455,10 +455,8 @@ extension FolioFileSystem {
                 state.metadataEpochs[ino, default: 0] += 1
             }
             if state.nodes[ino] != nil {
-                var batch = StoreBatch()
-                batch.upserts.append(node)
-                try persist(batch)
                 state.nodes[ino] = node
+                deferPersistence(ino, state: &state)
             } else {
                 state.orphans[ino] = node
             }

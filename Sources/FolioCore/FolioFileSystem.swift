@@ -135,6 +135,38 @@ public final class FolioFileSystem: Sendable {
         hooks.withLock { $0.uploader }?.uploadsPending()
     }
 
+    /// How long attribute-only changes may wait before they are written together.
+    static let deferredWriteDelay = Duration.milliseconds(20)
+
+    /// Queues an attribute-only change of `ino` for the next group write (one transaction for many changes,
+    /// e.g. the utimens, chmod and chown `tar` sends for every file). The node in memory is already current;
+    /// the group write stores the node as it is then, so it never overwrites a newer row.
+    func deferPersistence(_ ino: UInt64, state: inout State) {
+        state.deferredInos.insert(ino)
+        guard !state.deferredFlushScheduled else { return }
+        state.deferredFlushScheduled = true
+        Task {
+            try? await Task.sleep(for: Self.deferredWriteDelay)
+            self.flushDeferredWrites()
+        }
+    }
+
+    /// Writes the queued attribute-only changes now (also called at unmount).
+    public func flushDeferredWrites() {
+        state.withLock { state in
+            state.deferredFlushScheduled = false
+            guard !state.deferredInos.isEmpty else { return }
+            var batch = StoreBatch()
+            batch.upserts = state.deferredInos.compactMap { state.nodes[$0] }
+            state.deferredInos.removeAll()
+            do {
+                try persist(batch)
+            } catch {
+                logger.error("cannot store attribute changes of \(batch.upserts.count) items: \(error)")
+            }
+        }
+    }
+
     /// Writes `batch` to the store; the in-memory state is changed by the caller only after this succeeds.
     func persist(_ batch: StoreBatch, durable: Bool = false) throws(FolioError) {
         guard !batch.isEmpty else { return }

@@ -37,11 +37,13 @@ public final class Daemon: @unchecked Sendable {
         services.uploader.stop()
         services.control.stop()
         services.mount.unmount()
+        services.fileSystem.flushDeferredWrites()
         services.lock.release()
         return status
     }
 
     private struct Services {
+        var fileSystem: FolioFileSystem
         var mount: FUSEMount
         var uploader: Uploader
         var poller: Task<Void, Never>
@@ -113,7 +115,7 @@ public final class Daemon: @unchecked Sendable {
         }
         uploader.start()
         let pollTask = Task { await poller.run() }
-        return Services(mount: mount, uploader: uploader, poller: pollTask, control: control, lock: lock)
+        return Services(fileSystem: fileSystem, mount: mount, uploader: uploader, poller: pollTask, control: control, lock: lock)
     }
 
     private func blockOn(_ body: @escaping @Sendable () async -> Void) {

@@ -28,6 +28,7 @@ final class CoreHarness {
     }
 
     func remount() throws {
+        fileSystem.flushDeferredWrites()
         try store.close()
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(
