@@ -38,10 +38,8 @@ struct State: Sendable {
 
     mutating func insert(_ node: Node) {
         nodes[node.ino] = node
-        if node.parent != 0 || node.ino != FolioFileSystem.rootIno {
-            if node.parent != 0 {
-                children[node.parent, default: [:]][node.name] = node.ino
-            }
+        if node.parent != 0 {
+            children[node.parent, default: [:]][node.name] = node.ino
         }
         if node.kind == .directory, children[node.ino] == nil {
             children[node.ino] = [:]
