@@ -82,68 +82,58 @@ extension FolioFileSystem {
 
     // MARK: Creating
 
-    private func makeChild(
+    /// Creates a folder, symlink, FIFO or socket in `parent`: checks, one transaction (the node and the
+    /// parent's times), then the namespace; the uploader is woken for anything that is not local only.
+    private func insertChild(
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, symlinkTarget: String?,
-        context: RequestContext, state: inout State
-    ) throws(FolioError) -> Node {
-        guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
-        guard directory.kind == .directory else { throw .notDirectory(directory.name) }
-        if state.child(parent, name) != nil { throw .exists(name) }
-        if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
-        let now = Timestamp.now()
-        let ino = state.allocateIno()
-        var node = Node(
-            ino: ino, itemID: .generate(), container: directory.container, parent: parent, name: name, kind: kind,
-            modificationTime: now, mode: permissions & 0o7777, uid: context.uid, gid: context.gid,
-            symlinkTarget: symlinkTarget, state: .materialized, dirtySequence: state.allocateSequence())
-        if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
-        return node
-    }
-
-    private func insertNew(_ node: Node, extra: StoreBatch = StoreBatch(), state: inout State) throws(FolioError) {
-        var batch = extra
-        batch.upserts.append(node)
-        var parent = state.nodes[node.parent]!
-        parent.modificationTime = node.modificationTime
-        parent.changeTime = node.modificationTime
-        batch.upserts.append(parent)
-        try persist(batch)
-        state.nodes[parent.ino] = parent
-        state.insert(node)
-        state.lookupCounts[node.ino, default: 0] += 1
+        context: RequestContext
+    ) throws(FolioError) -> Attributes {
+        let result = try state.withLock { state throws(FolioError) in
+            guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
+            guard directory.kind == .directory else { throw .notDirectory(directory.name) }
+            if state.child(parent, name) != nil { throw .exists(name) }
+            if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
+            let now = Timestamp.now()
+            var node = Node(
+                ino: state.allocateIno(), itemID: .generate(), container: directory.container, parent: parent,
+                name: name, kind: kind, modificationTime: now, mode: permissions & 0o7777, uid: context.uid,
+                gid: context.gid, symlinkTarget: symlinkTarget, state: .materialized,
+                dirtySequence: state.allocateSequence())
+            if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
+            var updatedParent = directory
+            updatedParent.modificationTime = now
+            updatedParent.changeTime = now
+            var batch = StoreBatch()
+            batch.upserts = [node, updatedParent]
+            try persist(batch)
+            state.nodes[parent] = updatedParent
+            state.insert(node)
+            state.lookupCounts[node.ino, default: 0] += 1
+            return attributes(of: node, state: state)
+        }
+        if !kind.isLocalOnly { notifyUploader() }
+        return result
     }
 
     /// Creates a folder.
     public func makeDirectory(
         parent: UInt64, name: String, permissions: UInt32, context: RequestContext
     ) throws(FolioError) -> Attributes {
-        let result = try state.withLock { state throws(FolioError) in
-            let node = try makeChild(
-                parent: parent, name: name, kind: .directory, permissions: permissions, symlinkTarget: nil,
-                context: context, state: &state)
-            try insertNew(node, state: &state)
-            return attributes(of: node, state: state)
-        }
-        notifyUploader()
-        return result
+        try insertChild(
+            parent: parent, name: name, kind: .directory, permissions: permissions, symlinkTarget: nil,
+            context: context)
     }
 
     /// Creates a symlink.
     public func makeSymlink(
         parent: UInt64, name: String, target: String, context: RequestContext
     ) throws(FolioError) -> Attributes {
-        let result = try state.withLock { state throws(FolioError) in
-            let node = try makeChild(
-                parent: parent, name: name, kind: .symlink, permissions: 0o777, symlinkTarget: target,
-                context: context, state: &state)
-            try insertNew(node, state: &state)
-            return attributes(of: node, state: state)
-        }
-        notifyUploader()
-        return result
+        try insertChild(
+            parent: parent, name: name, kind: .symlink, permissions: 0o777, symlinkTarget: target, context: context)
     }
 
-    /// Creates a FIFO or socket (local only, never uploaded); other kinds of node are refused with `EPERM`.
+    /// Creates a FIFO or socket (local only, never uploaded) or an empty file; device nodes are refused with
+    /// `EPERM`.
     public func makeNode(
         parent: UInt64, name: String, kind: ItemKind?, permissions: UInt32, context: RequestContext
     ) throws(FolioError) -> Attributes {
@@ -156,13 +146,8 @@ extension FolioFileSystem {
             try release(handle)
             return attributes
         }
-        return try state.withLock { state throws(FolioError) in
-            let node = try makeChild(
-                parent: parent, name: name, kind: kind, permissions: permissions, symlinkTarget: nil,
-                context: context, state: &state)
-            try insertNew(node, state: &state)
-            return attributes(of: node, state: state)
-        }
+        return try insertChild(
+            parent: parent, name: name, kind: kind, permissions: permissions, symlinkTarget: nil, context: context)
     }
 
     /// The target of a symlink.

@@ -439,18 +439,18 @@ extension FolioFileSystem {
     public func status() -> FileSystemStatus {
         state.withLock { state in
             var states: [String: Int] = [:]
-            var pending = state.tombstones.count
             for node in state.nodes.values where !node.itemID.isContainerRoot {
                 states[node.state.name, default: 0] += 1
-                if node.hasPendingUpload { pending += 1 }
             }
             return FileSystemStatus(
-                states: states, pendingUploads: pending,
+                states: states, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError)
         }
     }
 
     /// The number of changes waiting for upload.
-    public var pendingUploadCount: Int { status().pendingUploads }
+    public var pendingUploadCount: Int {
+        state.withLock { $0.tombstones.count + $0.nodes.pending.count }
+    }
 }

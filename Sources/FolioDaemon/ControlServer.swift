@@ -6,13 +6,11 @@ import Logging
 final class ControlServer: @unchecked Sendable {
     private let path: String
     private let handler: @Sendable (ControlRequest) -> ControlResponse
-    private let logger: Logger
     private var listener: Int32 = -1
     private var thread: Thread?
 
-    init(path: String, logger: Logger, handler: @escaping @Sendable (ControlRequest) -> ControlResponse) {
+    init(path: String, handler: @escaping @Sendable (ControlRequest) -> ControlResponse) {
         self.path = path
-        self.logger = logger
         self.handler = handler
     }
 

@@ -103,7 +103,7 @@ public final class Daemon: @unchecked Sendable {
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         let configuration = self.configuration
         let control = ControlServer(
-            path: RuntimePaths.controlSocket(forMountpoint: canonicalMountpoint).string, logger: logger
+            path: RuntimePaths.controlSocket(forMountpoint: canonicalMountpoint).string
         ) { request in
             Self.handle(request, fileSystem: fileSystem, configuration: configuration, mountpoint: canonicalMountpoint)
         }

@@ -23,12 +23,8 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "lookup", logger: mount.logger)
             let name = String(cString: name!)
-            do {
-                let attributes = try mount.fileSystem.lookup(parent: parent, name: name)
-                var entry = mount.entry(attributes)
-                reply.answer { fuse_reply_entry($0, &entry) }
-            } catch {
-                reply.fail(error)
+            FUSEOperations.replyEntry(reply, mount) {
+                try mount.fileSystem.lookup(parent: parent, name: name)
             }
         }
         ops.forget = { request, ino, count in
@@ -106,26 +102,18 @@ enum FUSEOperations {
             case S_IFREG: kind = .file
             default: kind = nil
             }
-            do {
-                let attributes = try mount.fileSystem.makeNode(
+            FUSEOperations.replyEntry(reply, mount) {
+                try mount.fileSystem.makeNode(
                     parent: parent, name: name, kind: kind, permissions: mode & 0o7777, context: mount.context(request!))
-                var entry = mount.entry(attributes)
-                reply.answer { fuse_reply_entry($0, &entry) }
-            } catch {
-                reply.fail(error)
             }
         }
         ops.mkdir = { request, parent, name, mode in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "mkdir", logger: mount.logger)
             let name = String(cString: name!)
-            do {
-                let attributes = try mount.fileSystem.makeDirectory(
+            FUSEOperations.replyEntry(reply, mount) {
+                try mount.fileSystem.makeDirectory(
                     parent: parent, name: name, permissions: mode & 0o7777, context: mount.context(request!))
-                var entry = mount.entry(attributes)
-                reply.answer { fuse_reply_entry($0, &entry) }
-            } catch {
-                reply.fail(error)
             }
         }
         ops.symlink = { request, target, parent, name in
@@ -133,13 +121,9 @@ enum FUSEOperations {
             let reply = Reply(request!, "symlink", logger: mount.logger)
             let name = String(cString: name!)
             let target = String(cString: target!)
-            do {
-                let attributes = try mount.fileSystem.makeSymlink(
+            FUSEOperations.replyEntry(reply, mount) {
+                try mount.fileSystem.makeSymlink(
                     parent: parent, name: name, target: target, context: mount.context(request!))
-                var entry = mount.entry(attributes)
-                reply.answer { fuse_reply_entry($0, &entry) }
-            } catch {
-                reply.fail(error)
             }
         }
         ops.unlink = { request, parent, name in
@@ -380,6 +364,16 @@ enum FUSEOperations {
             }
         }
         return ops
+    }
+
+    /// Answers with the entry `body` creates or finds, or with its error.
+    static func replyEntry(_ reply: Reply, _ mount: FUSEMount, _ body: () throws -> Attributes) {
+        do {
+            var entry = mount.entry(try body())
+            reply.answer { fuse_reply_entry($0, &entry) }
+        } catch {
+            reply.fail(error)
+        }
     }
 
     static func replySized(_ reply: Reply, _ bytes: [UInt8], size: Int) {

@@ -47,6 +47,7 @@ public final class Materializer: ContentMaterializing {
             if Task.isCancelled { return .failure(.interrupted("open of inode \(ino) interrupted")) }
             if downloads[ino] != nil {
                 downloads[ino]!.waiters[waiter] = continuation
+                logger.debug("an open joins the download of inode \(ino): \(downloads[ino]!.waiters.count) opens wait for it")
                 return nil
             }
             let ticket: MaterializationTicket?

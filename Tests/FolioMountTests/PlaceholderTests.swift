@@ -112,6 +112,33 @@ final class PlaceholderTests: MountTestCase {
         XCTAssertTrue(fixture.log.contains("cancelled"))
         XCTAssertEqual(cachedFiles, [])
     }
+
+    /// Interrupting one of two opens that wait for the same download leaves the download running for the other.
+    func testInterruptingOneWaiterKeepsTheSharedDownload() throws {
+        let slow = fixture.path("slow.bin")
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: "/bin/cat")
+        first.arguments = [slow]
+        first.standardOutput = FileHandle.nullDevice
+        try first.run()
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { self.attribute("user.folio.state", slow) == "materializing" })
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: "/bin/sh")
+        second.arguments = ["-c", "md5sum < '\(slow)' | cut -d' ' -f1 > '\(fixture.root)/second.md5'"]
+        try second.run()
+        defer { if second.isRunning { second.terminate() } }
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 20) { self.fixture.log.contains("2 opens wait for it") },
+            "the second open should join the running download")
+        kill(first.processIdentifier, SIGINT)
+        first.waitUntilExit()
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { !second.isRunning })
+        let expected = Shell.check("md5sum < '\(fixture.remotePath("slow.bin"))' | cut -d' ' -f1")
+        XCTAssertEqual(try String(contentsOfFile: fixture.root + "/second.md5", encoding: .utf8), expected)
+        XCTAssertEqual(attribute("user.folio.state", slow), "materialized")
+        let downloads = fixture.log.components(separatedBy: "\n").filter { $0.contains("downloading") }
+        XCTAssertEqual(downloads.count, 1, "the interrupted open did not restart or duplicate the download")
+    }
 }
 
 /// Listing a 10,000-item container is metadata only.
