@@ -192,35 +192,23 @@ extension FolioFileSystem {
         parent: UInt64, name: String, permissions: UInt32, flags: Int32, context: RequestContext
     ) throws(FolioError) -> (Attributes, UInt64) {
         let result = try state.withLock { state throws(FolioError) -> (Attributes, UInt64) in
-            guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
-            guard directory.kind == .directory else { throw .notDirectory(directory.name) }
-            if state.child(parent, name) != nil { throw .exists(name) }
-            try configuration.namePolicy.validate(name)
             // The new file's committed content is the shared empty version; the session writes a file of its own.
             let file = try cache.makeFile()
-            let now = Timestamp.now()
-            let ino = state.allocateIno()
-            var node = Node(
-                ino: ino, itemID: .generate(), container: directory.container, parent: parent, name: name,
-                kind: .file, modificationTime: now, mode: permissions & 0o7777, uid: context.uid, gid: context.gid,
-                state: .dirty(generation: 1), contentFile: ContentCache.emptyVersion, generation: 1,
-                dirtySequence: state.allocateSequence())
-            if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
-            var parentNode = directory
-            parentNode.modificationTime = now
-            parentNode.changeTime = now
-            var batch = StoreBatch()
-            batch.upserts = [node, parentNode]
+            let node: Node
             do throws(FolioError) {
-                try persist(batch)
+                node = try addChild(
+                    parent: parent, name: name, kind: .file, permissions: permissions, context: context, state: &state
+                ) { node in
+                    node.state = .dirty(generation: 1)
+                    node.contentFile = ContentCache.emptyVersion
+                    node.generation = 1
+                }
             } catch {
                 close(file.fd)
                 cache.remove(file.name)
                 throw error
             }
-            state.nodes[parent] = parentNode
-            state.insert(node)
-            state.lookupCounts[ino, default: 0] += 1
+            let ino = node.ino
             let sessionID = state.allocateHandle()
             state.sessions[ino] = WriteSession(
                 id: sessionID, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,

@@ -82,33 +82,44 @@ extension FolioFileSystem {
 
     // MARK: Creating
 
-    /// Creates a folder, symlink, FIFO or socket in `parent`: checks, one transaction (the node and the
-    /// parent's times), then the namespace; the uploader is woken for anything that is not local only.
+    /// Adds a new node named `name` to folder `parent`: checks, one transaction (the node and the parent's
+    /// times), then the namespace. `configure` sets kind-specific fields before anything is stored.
+    func addChild(
+        parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, context: RequestContext,
+        state: inout State, configure: (inout Node) -> Void = { _ in }
+    ) throws(FolioError) -> Node {
+        guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
+        guard directory.kind == .directory else { throw .notDirectory(directory.name) }
+        if state.child(parent, name) != nil { throw .exists(name) }
+        if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
+        let now = Timestamp.now()
+        var node = Node(
+            ino: state.allocateIno(), itemID: .generate(), container: directory.container, parent: parent,
+            name: name, kind: kind, modificationTime: now, mode: permissions & 0o7777, uid: context.uid,
+            gid: context.gid, state: .materialized, dirtySequence: state.allocateSequence())
+        if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
+        configure(&node)
+        var updatedParent = directory
+        updatedParent.modificationTime = now
+        updatedParent.changeTime = now
+        var batch = StoreBatch()
+        batch.upserts = [node, updatedParent]
+        try persist(batch)
+        state.nodes[parent] = updatedParent
+        state.insert(node)
+        state.lookupCounts[node.ino, default: 0] += 1
+        return node
+    }
+
+    /// Creates a folder, symlink, FIFO or socket; the uploader is woken for anything that is not local only.
     private func insertChild(
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, symlinkTarget: String?,
         context: RequestContext
     ) throws(FolioError) -> Attributes {
         let result = try state.withLock { state throws(FolioError) in
-            guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
-            guard directory.kind == .directory else { throw .notDirectory(directory.name) }
-            if state.child(parent, name) != nil { throw .exists(name) }
-            if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
-            let now = Timestamp.now()
-            var node = Node(
-                ino: state.allocateIno(), itemID: .generate(), container: directory.container, parent: parent,
-                name: name, kind: kind, modificationTime: now, mode: permissions & 0o7777, uid: context.uid,
-                gid: context.gid, symlinkTarget: symlinkTarget, state: .materialized,
-                dirtySequence: state.allocateSequence())
-            if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
-            var updatedParent = directory
-            updatedParent.modificationTime = now
-            updatedParent.changeTime = now
-            var batch = StoreBatch()
-            batch.upserts = [node, updatedParent]
-            try persist(batch)
-            state.nodes[parent] = updatedParent
-            state.insert(node)
-            state.lookupCounts[node.ino, default: 0] += 1
+            let node = try addChild(
+                parent: parent, name: name, kind: kind, permissions: permissions, context: context, state: &state
+            ) { $0.symlinkTarget = symlinkTarget }
             return attributes(of: node, state: state)
         }
         if !kind.isLocalOnly { notifyUploader() }
