@@ -5,7 +5,7 @@ struct State: Sendable {
     var byItemID: [ItemID: UInt64] = [:]
     /// Unlinked nodes that still have open handles.
     var orphans: [UInt64: Node] = [:]
-    var tombstones: [ItemID: Tombstone] = [:]
+    var tombstones = TombstoneTable()
     var values: [String: String] = [:]
     var nextIno: UInt64 = 2
     var nextSequence: UInt64 = 1

@@ -112,21 +112,14 @@ extension FolioFileSystem {
 
     private func startSession(_ ino: UInt64, truncate: Bool, context: RequestContext, state: inout State) throws(FolioError) {
         guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
-        // The session starts on the committed version itself; the first change copies it (or, for a
-        // truncation to zero, starts a new empty file), so a committed version is never modified.
-        let file: (name: String, fd: Int32)
-        let startsOnCommitted: Bool
-        if truncate || node.contentFile == nil {
-            file = try cache.makeFile()
-            startsOnCommitted = false
-        } else {
-            file = (node.contentFile!, try cache.openForReading(node.contentFile!))
-            startsOnCommitted = true
-        }
+        // The session starts on a committed version (the current one, or the shared empty version for a
+        // truncating open); the first write copies it, so a committed version is never modified.
+        let name = truncate ? ContentCache.emptyVersion : (node.contentFile ?? ContentCache.emptyVersion)
+        let file = (name: name, fd: try cache.openForReading(name))
         let id = state.allocateHandle()
         state.sessions[ino] = WriteSession(
             id: id, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
-            fileIsCommitted: startsOnCommitted, hasUncommittedChanges: truncate && node.size > 0,
+            fileIsCommitted: true, hasUncommittedChanges: truncate && node.size > 0,
             size: truncate ? 0 : node.size, handles: [], retiredFDs: [], explicitModificationTime: nil)
     }
 
@@ -192,8 +185,10 @@ extension FolioFileSystem {
         parent: UInt64, name: String, permissions: UInt32, flags: Int32, context: RequestContext
     ) throws(FolioError) -> (Attributes, UInt64) {
         let result = try state.withLock { state throws(FolioError) -> (Attributes, UInt64) in
-            // The new file's committed content is the shared empty version; the session writes a file of its own.
-            let file = try cache.makeFile()
+            // The new file's committed content is the shared empty version, and the session starts on it: the
+            // first write gives the session a file of its own, so a file created and closed without writing
+            // costs no version file at all.
+            let fd = try cache.openForReading(ContentCache.emptyVersion)
             let node: Node
             do throws(FolioError) {
                 node = try addChild(
@@ -204,15 +199,14 @@ extension FolioFileSystem {
                     node.generation = 1
                 }
             } catch {
-                close(file.fd)
-                cache.remove(file.name)
+                close(fd)
                 throw error
             }
             let ino = node.ino
             let sessionID = state.allocateHandle()
             state.sessions[ino] = WriteSession(
-                id: sessionID, ownerProcessID: context.processID, fd: file.fd, fileName: file.name,
-                fileIsCommitted: false, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
+                id: sessionID, ownerProcessID: context.processID, fd: fd, fileName: ContentCache.emptyVersion,
+                fileIsCommitted: true, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
                 explicitModificationTime: nil)
             let opened = try joinSession(ino, flags: flags, context: context, state: &state)
             return (attributes(of: node, state: state), opened.handle)

@@ -143,44 +143,53 @@ extension FolioFileSystem {
     /// being written, and children whose parent the provider does not have yet.
     public func nextUploadWork(limit: Int) -> [UploadWork] {
         state.withLock { state in
-            enum Candidate { case node(UInt64), delete(Tombstone) }
-            // The `limit` oldest candidates, kept sorted by a small insertion (limit is small).
-            var oldest: [(UInt64, Candidate)] = []
-            func consider(_ sequence: UInt64, _ candidate: Candidate) {
-                if oldest.count == limit, let last = oldest.last, last.0 <= sequence { return }
-                let index = oldest.firstIndex { $0.0 > sequence } ?? oldest.endIndex
-                oldest.insert((sequence, candidate), at: index)
-                if oldest.count > limit { oldest.removeLast() }
-            }
-            for tombstone in state.tombstones.values where !state.deletesInFlight.contains(tombstone.itemID) {
-                consider(tombstone.sequence, .delete(tombstone))
-            }
-            for ino in state.nodes.pending {
-                guard let node = state.nodes[ino], !state.uploadsInFlight.contains(node.itemID) else { continue }
-                if let session = state.sessions[ino], !session.handles.isEmpty { continue }
-                if case .conflicted = node.state { continue }
-                if case .failed = node.state { continue }
-                guard let parent = state.nodes[node.parent], parent.remoteVersion != nil else { continue }
-                consider(node.dirtySequence, .node(ino))
-            }
+            // Candidates come from the two upload orders (nodes and deletes), oldest first; those that cannot go
+            // now are put back afterwards, so each call looks only at the front of the queues.
             var chosen: [UploadWork] = []
-            for (_, candidate) in oldest {
-                switch candidate {
-                case .delete(let tombstone):
+            var skippedNodes: [UInt64] = []
+            var skippedTombstones: [Tombstone] = []
+            defer {
+                skippedNodes.forEach { state.nodes.requeue($0) }
+                skippedTombstones.forEach { state.tombstones.requeue($0) }
+            }
+            while chosen.count < limit {
+                let nodeSequence = state.nodes.oldestPendingSequence()
+                let tombstoneSequence = state.tombstones.oldestSequence()
+                if let tombstoneSequence, nodeSequence.map({ tombstoneSequence < $0 }) ?? true {
+                    guard let tombstone = state.tombstones.popOldest() else { continue }
+                    if state.deletesInFlight.contains(tombstone.itemID) {
+                        skippedTombstones.append(tombstone)
+                        continue
+                    }
                     state.deletesInFlight.insert(tombstone.itemID)
                     chosen.append(.delete(tombstone))
-                case .node(let ino):
-                    guard let node = state.nodes[ino], let parent = state.nodes[node.parent],
-                          let item = makeWork(node, parent: parent, state: state) else { continue }
-                    state.uploadsInFlight.insert(node.itemID)
-                    if case .dirty(let current) = node.state {
-                        state.nodes[ino]?.state = .uploading(generation: current)
-                    }
-                    chosen.append(item)
+                    continue
                 }
+                guard nodeSequence != nil, let node = state.nodes.popOldestPending() else { break }
+                guard isReadyForUpload(node, state: state), let parent = state.nodes[node.parent],
+                      let item = makeWork(node, parent: parent, state: state) else {
+                    skippedNodes.append(node.ino)
+                    continue
+                }
+                state.uploadsInFlight.insert(node.itemID)
+                if case .dirty(let current) = node.state {
+                    state.nodes[node.ino]?.state = .uploading(generation: current)
+                }
+                chosen.append(item)
             }
             return chosen
         }
+    }
+
+    /// Whether a pending node can be uploaded now: not in flight, not being written, not waiting for a
+    /// decision (conflicted, failed), and its parent known to the provider.
+    private func isReadyForUpload(_ node: Node, state: borrowing State) -> Bool {
+        if state.uploadsInFlight.contains(node.itemID) { return false }
+        if let session = state.sessions[node.ino], !session.handles.isEmpty { return false }
+        if case .conflicted = node.state { return false }
+        if case .failed = node.state { return false }
+        guard let parent = state.nodes[node.parent], parent.remoteVersion != nil else { return false }
+        return true
     }
 
     private func makeWork(_ node: Node, parent: Node, state: borrowing State) -> UploadWork? {

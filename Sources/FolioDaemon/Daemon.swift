@@ -96,7 +96,8 @@ public final class Daemon: @unchecked Sendable {
                 allowOther: configuration.allowOther, debug: configuration.debug),
             logger: logger)
         let materializer = Materializer(fileSystem: fileSystem, provider: provider, logger: logger)
-        let uploader = Uploader(fileSystem: fileSystem, provider: provider, logger: logger)
+        let uploader = Uploader(
+            fileSystem: fileSystem, provider: provider, logger: logger, quietPeriod: configuration.uploadQuietPeriod)
         fileSystem.connect(materializer: materializer, uploader: uploader, invalidator: mount.invalidator)
         try mount.mount()
 

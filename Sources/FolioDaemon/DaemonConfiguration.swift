@@ -16,6 +16,8 @@ public struct DaemonConfiguration: Sendable {
     public var writeWaitTimeout: Duration
     /// How often the provider is polled for changes.
     public var pollInterval: Duration
+    /// How long local changes must pause before uploads start.
+    public var uploadQuietPeriod: Duration
     /// Network simulation of the local provider.
     public var simulation: NetworkSimulation
     /// libfuse debug output.
@@ -25,6 +27,7 @@ public struct DaemonConfiguration: Sendable {
     public init(
         remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
+        uploadQuietPeriod: Duration = .milliseconds(300),
         simulation: NetworkSimulation = .none, debug: Bool = false
     ) {
         self.remote = remote
@@ -33,6 +36,7 @@ public struct DaemonConfiguration: Sendable {
         self.allowOther = allowOther
         self.writeWaitTimeout = writeWaitTimeout
         self.pollInterval = pollInterval
+        self.uploadQuietPeriod = uploadQuietPeriod
         self.simulation = simulation
         self.debug = debug
     }

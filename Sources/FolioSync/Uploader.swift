@@ -4,24 +4,44 @@ import Synchronization
 
 /// Sends committed changes to the provider in the background: a few workers take the oldest pending work
 /// from the core, retry failures with exponential backoff, and stop only when nothing is pending.
+///
+/// Uploads start once local changes pause for ``quietPeriod`` (or at the latest ``maximumDelay`` after the first
+/// change nobody has picked up yet): a burst of changes (`tar x`, a build, an editor's save sequence) is not
+/// slowed by uploads competing with it, and an item changed several times in a row is sent once.
 public final class Uploader: UploadScheduling {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
     private let logger: Logger
     private let concurrency: Int
-    private let wake = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private struct WakeState {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// When the core last reported a change.
+        var lastChange: ContinuousClock.Instant?
+        /// When the oldest change not yet looked at was reported.
+        var firstUnseenChange: ContinuousClock.Instant?
+    }
+
+    private let wake = Mutex(WakeState())
     private let loop = Mutex<Task<Void, Never>?>(nil)
     private let backoff = Mutex<Duration>(.zero)
     /// Shortest wait after a failure.
     public let minimumBackoff: Duration
     /// Longest wait after repeated failures.
     public let maximumBackoff: Duration
+    /// How long local changes must pause before uploads start.
+    public let quietPeriod: Duration
+    /// The longest an upload waits for local changes to pause.
+    public let maximumDelay: Duration
 
     /// Creates an uploader (call ``start()``).
     public init(
         fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 4,
-        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10)
+        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10),
+        quietPeriod: Duration = .milliseconds(300), maximumDelay: Duration = .seconds(3)
     ) {
+        self.quietPeriod = quietPeriod
+        self.maximumDelay = maximumDelay
         self.fileSystem = fileSystem
         self.provider = provider
         self.logger = logger
@@ -46,8 +66,11 @@ public final class Uploader: UploadScheduling {
     }
 
     public func uploadsPending() {
+        let now = ContinuousClock.now
         let waiter = wake.withLock { state -> CheckedContinuation<Void, Never>? in
             state.pending = true
+            state.lastChange = now
+            if state.firstUnseenChange == nil { state.firstUnseenChange = now }
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -68,8 +91,26 @@ public final class Uploader: UploadScheduling {
         }
     }
 
+    /// Waits until local changes pause for ``quietPeriod``, or ``maximumDelay`` after the first unseen change.
+    private func waitForQuiet() async {
+        while !Task.isCancelled {
+            let deadline = wake.withLock { state -> ContinuousClock.Instant? in
+                guard let last = state.lastChange, let first = state.firstUnseenChange else { return nil }
+                let deadline = min(last + quietPeriod, first + maximumDelay)
+                if deadline <= .now {
+                    state.firstUnseenChange = nil
+                    return nil
+                }
+                return deadline
+            }
+            guard let deadline else { return }
+            try? await Task.sleep(until: deadline, clock: .continuous)
+        }
+    }
+
     private func run() async {
         while !Task.isCancelled {
+            await waitForQuiet()
             let work = fileSystem.nextUploadWork(limit: concurrency)
             if work.isEmpty {
                 await waitForWork()

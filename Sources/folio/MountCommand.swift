@@ -29,6 +29,9 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds between polls of the remote for changes.")
     var pollInterval: Double = 15
 
+    @Option(name: .long, help: "Seconds local changes must pause before uploads start (at most 3 s of waiting).")
+    var uploadDelay: Double = 0.3
+
     @Option(name: .long, help: "Simulated network latency per provider call, in milliseconds.")
     var simulateLatencyMs: Int = 0
 
@@ -48,7 +51,7 @@ struct MountCommand: ParsableCommand {
     var mountpoint: String
 
     func validate() throws {
-        guard writeWait >= 0, pollInterval > 0 else { throw ValidationError("durations must be positive") }
+        guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0 else { throw ValidationError("durations must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
     }
 
@@ -63,7 +66,8 @@ struct MountCommand: ParsableCommand {
         if !foreground {
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
-                "--poll-interval", "\(pollInterval)", "--simulate-latency-ms", "\(simulateLatencyMs)",
+                "--poll-interval", "\(pollInterval)", "--upload-delay", "\(uploadDelay)",
+                "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
             if allowOther { arguments.append("--allow-other") }
@@ -82,6 +86,7 @@ struct MountCommand: ParsableCommand {
             remote: FilePath(remote), stateDirectory: FilePath(stateDirectory), mountpoint: FilePath(mountpoint),
             allowOther: allowOther, writeWaitTimeout: .milliseconds(Int(writeWait * 1000)),
             pollInterval: .milliseconds(Int(pollInterval * 1000)),
+            uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
             debug: debug)
         let readyFD = self.readyFD
