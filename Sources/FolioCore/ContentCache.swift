@@ -71,6 +71,11 @@ public struct ContentCache: Sendable {
         return (name, fd)
     }
 
+    /// Starts reading `range` of `fd` into the page cache without waiting for it.
+    public func prefetch(_ fd: Int32, _ range: Range<Int64>) {
+        _ = posix_fadvise(fd, off_t(range.lowerBound), off_t(range.count), POSIX_FADV_WILLNEED)
+    }
+
     /// Makes the content of `fd` durable.
     public func synchronize(_ fd: Int32) throws(FolioError) {
         while fdatasync(fd) != 0 {

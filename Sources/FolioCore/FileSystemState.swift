@@ -27,9 +27,14 @@ struct State: Sendable {
     var deletesInFlight: Set<ItemID> = []
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
     var metadataEpochs: [UInt64: UInt64] = [:]
-    /// Nodes whose attribute-only changes (times, mode, owner, xattrs) wait for the next group write.
-    var deferredInos: Set<UInt64> = []
-    var deferredFlushScheduled = false
+    /// Nodes whose rows the next group write stores as they are then (or deletes, if they left the namespace).
+    var unsavedNodes: Set<UInt64> = []
+    /// Tombstones the next group write stores as they are then (or deletes, if they are gone).
+    var unsavedTombstones: Set<ItemID> = []
+    var groupWriteScheduled = false
+    /// The error of the last failed write to the store, until a write succeeds again: meanwhile every change
+    /// is written at once, so the operation that cannot be stored fails and leaves the tree unchanged.
+    var storeFailure: FolioError?
     /// Bumped by every upload that changed the provider: an enumeration taken before a bump is stale.
     var remoteEpoch: UInt64 = 0
     /// Provider reachability as last seen by the services.

@@ -96,7 +96,7 @@ extension FolioFileSystem {
         if state.nodes[node.ino] != nil {
             var batch = StoreBatch()
             batch.upserts.append(node)
-            try persist(batch)
+            try persist(batch, state: &state)
             state.nodes[node.ino] = node
         } else {
             state.orphans[node.ino] = node

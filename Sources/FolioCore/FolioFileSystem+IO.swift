@@ -223,14 +223,41 @@ extension FolioFileSystem {
         }
     }
 
-    /// Where to read a handle's bytes from.
-    public func readSource(_ handle: UInt64) throws(FolioError) -> ReadSource {
-        try state.withLock { state throws(FolioError) in
-            guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
-            if let fd = open.readFD { return ReadSource(fd: fd, size: open.snapshotSize) }
-            guard let session = state.sessions[open.ino] else { throw .badHandle("write session gone") }
-            return ReadSource(fd: session.fd, size: session.size)
+    /// How far ahead of a sequential reader the version file is read into memory.
+    static let readAheadWindow: Int64 = 8 << 20
+
+    /// Where to read a handle's bytes from, for a read of `size` bytes at `offset`.
+    ///
+    /// A read that continues where the handle's last one ended is part of a sequential scan: the version
+    /// file is then asked to be read ahead (a window beyond this read), so the disk works while the kernel
+    /// hands the previous chunk to the reader — the two readaheads (the FUSE file's and the version file's)
+    /// overlap instead of taking turns.
+    public func readSource(_ handle: UInt64, offset: Int64 = 0, size: Int = 0) throws(FolioError) -> ReadSource {
+        let (source, prefetch) = try state.withLock { state throws(FolioError) -> (ReadSource, Range<Int64>?) in
+            guard var open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
+            let source: ReadSource
+            if let fd = open.readFD {
+                source = ReadSource(fd: fd, size: open.snapshotSize)
+            } else {
+                guard let session = state.sessions[open.ino] else { throw .badHandle("write session gone") }
+                source = ReadSource(fd: session.fd, size: session.size)
+            }
+            let end = min(offset + Int64(size), source.size)
+            var prefetch: Range<Int64>?
+            if size > 0, offset > 0, offset == open.sequentialEnd, end < source.size,
+               end + Self.readAheadWindow / 2 > open.prefetchedUntil {
+                let until = min(end + Self.readAheadWindow, source.size)
+                prefetch = max(end, open.prefetchedUntil)..<until
+                open.prefetchedUntil = until
+            }
+            if size > 0 {
+                open.sequentialEnd = end
+                state.handles[handle] = open
+            }
+            return (source, prefetch)
         }
+        if let prefetch, !prefetch.isEmpty { cache.prefetch(source.fd, prefetch) }
+        return source
     }
 
     /// Writes into the handle's write session; returns the number of bytes written.
@@ -276,13 +303,23 @@ extension FolioFileSystem {
         if let ino { try commit(ino, durable: false) }
     }
 
-    /// Commits the handle's write session now, durably (`fsync`).
+    /// `fsync`: commits the handle's write session now, durably; with nothing new to commit, makes what was
+    /// committed and changed before durable (the handle's content and every staged or written metadata change).
     public func synchronize(_ handle: UInt64) throws(FolioError) {
-        let ino: UInt64? = state.withLock { state in
-            guard let open = state.handles[handle], open.sessionID != nil else { return nil }
-            return open.ino
+        let target: (ino: UInt64, fd: Int32, hasChanges: Bool)? = state.withLock { state in
+            guard let open = state.handles[handle] else { return nil }
+            if let sessionID = open.sessionID, let session = state.sessions[open.ino], session.id == sessionID {
+                return (open.ino, session.fd, session.hasUncommittedChanges)
+            }
+            return open.readFD.map { (open.ino, $0, false) }
         }
-        if let ino { try commit(ino, durable: true) }
+        guard let target else { return }
+        if target.hasChanges {
+            try commit(target.ino, durable: true)
+        } else {
+            try cache.synchronize(target.fd)
+            try synchronizeMetadata()
+        }
     }
 
     /// Closes a handle; the last handle of a write session commits it.
@@ -371,7 +408,7 @@ extension FolioFileSystem {
             if !isOrphan {
                 var batch = StoreBatch()
                 batch.upserts.append(node)
-                try persist(batch, durable: durable)
+                try persist(batch, durable: durable, state: &state)
                 state.nodes[ino] = node
             } else {
                 state.orphans[ino] = node

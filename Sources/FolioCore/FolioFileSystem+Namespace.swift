@@ -104,7 +104,7 @@ extension FolioFileSystem {
         updatedParent.changeTime = now
         var batch = StoreBatch()
         batch.upserts = [node, updatedParent]
-        try persist(batch)
+        try stage(batch, state: &state)
         state.nodes[parent] = updatedParent
         state.insert(node)
         state.lookupCounts[node.ino, default: 0] += 1
@@ -216,10 +216,10 @@ extension FolioFileSystem {
             parent.modificationTime = now
             parent.changeTime = now
             batch.upserts.append(parent)
-            try persist(batch)
+            try stage(batch, state: &state)
             state.nodes[parent.ino] = parent
         } else {
-            try persist(batch)
+            try stage(batch, state: &state)
         }
         if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
         state.detach(node.ino)
@@ -333,7 +333,7 @@ extension FolioFileSystem {
                 directory.changeTime = now
                 batch.upserts.append(directory)
             }
-            try persist(batch)
+            try stage(batch, state: &state)
             for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
                 state.nodes[directory.ino] = directory
             }

@@ -143,6 +143,14 @@ extension FolioFileSystem {
     /// being written, and children whose parent the provider does not have yet.
     public func nextUploadWork(limit: Int) -> [UploadWork] {
         state.withLock { state in
+            // Nothing reaches the provider before the store has it: staged changes are written first.
+            if !state.unsavedNodes.isEmpty || !state.unsavedTombstones.isEmpty {
+                do {
+                    try persist(StoreBatch(), state: &state)
+                } catch {
+                    return []
+                }
+            }
             // Candidates come from the two upload orders (nodes and deletes), oldest first; those that cannot go
             // now are put back afterwards, so each call looks only at the front of the queues.
             var chosen: [UploadWork] = []
@@ -244,7 +252,7 @@ extension FolioFileSystem {
                 if success {
                     var batch = StoreBatch()
                     batch.tombstoneDeletes.append(tombstone.itemID)
-                    if (try? persist(batch)) != nil { state.tombstones[tombstone.itemID] = nil }
+                    if (try? persist(batch, state: &state)) != nil { state.tombstones[tombstone.itemID] = nil }
                 }
             case .create(let ino, let template, _, let generation, let epoch):
                 state.uploadsInFlight.remove(template.id)
@@ -274,7 +282,7 @@ extension FolioFileSystem {
                     sequence: state.allocateSequence())
                 var batch = StoreBatch()
                 batch.tombstoneUpserts.append(tombstone)
-                if (try? persist(batch)) != nil { state.tombstones[itemID] = tombstone }
+                if (try? persist(batch, state: &state)) != nil { state.tombstones[itemID] = tombstone }
             }
             return
         }
@@ -402,7 +410,7 @@ extension FolioFileSystem {
                     cache.remove(file)
                 }
             }
-            try persist(batch)
+            try persist(batch, state: &state)
             return invalidations
         }
         guard let invalidations else { return false }

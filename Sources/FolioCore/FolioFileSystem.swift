@@ -115,7 +115,7 @@ public final class FolioFileSystem: Sendable {
                 gid: configuration.defaultGID, state: .materialized, remoteVersion: "root")
             var batch = StoreBatch()
             batch.upserts.append(root)
-            try store.apply(batch, durable: true)
+            try persist(batch, durable: true, state: &state)
             state.insert(root)
         }
     }
@@ -135,47 +135,108 @@ public final class FolioFileSystem: Sendable {
         hooks.withLock { $0.uploader }?.uploadsPending()
     }
 
-    /// How long attribute-only changes may wait before they are written together.
-    static let deferredWriteDelay = Duration.milliseconds(20)
+    /// How long a change may wait before it is written to the store with the others of its group.
+    static let groupWriteDelay = Duration.milliseconds(20)
 
-    /// Queues an attribute-only change of `ino` for the next group write (one transaction for many changes,
-    /// e.g. the utimens, chmod and chown `tar` sends for every file). The node in memory is already current;
-    /// the group write stores the node as it is then, so it never overwrites a newer row.
+    /// Records a namespace or attribute change (create, mkdir, rename, unlink, times, mode, owner, xattrs) for
+    /// the next group write: one transaction for every change of a 20 ms window instead of one per request.
+    /// The rows are written as the nodes and tombstones are at that moment, and every synchronous write
+    /// (a commit, `fsync`, the uploader picking work) includes them first, so the store always holds a
+    /// consistent state of the tree, never older than the last acknowledged commit. While the store is
+    /// failing, the change is written at once instead and the operation fails with the store's error.
+    ///
+    /// Called before the caller changes `state`, like ``persist(_:durable:state:)``.
+    func stage(_ batch: StoreBatch, state: inout State) throws(FolioError) {
+        if state.storeFailure != nil {
+            try persist(batch, state: &state)
+            return
+        }
+        for node in batch.upserts { state.unsavedNodes.insert(node.ino) }
+        for ino in batch.deletes { state.unsavedNodes.insert(ino) }
+        for tombstone in batch.tombstoneUpserts { state.unsavedTombstones.insert(tombstone.itemID) }
+        for itemID in batch.tombstoneDeletes { state.unsavedTombstones.insert(itemID) }
+        precondition(batch.values.isEmpty, "values are written at once")
+        scheduleGroupWrite(state: &state)
+    }
+
+    /// Queues an attribute-only change of `ino` for the next group write (see ``stage(_:state:)``).
     func deferPersistence(_ ino: UInt64, state: inout State) {
-        state.deferredInos.insert(ino)
-        guard !state.deferredFlushScheduled else { return }
-        state.deferredFlushScheduled = true
+        state.unsavedNodes.insert(ino)
+        scheduleGroupWrite(state: &state)
+    }
+
+    private func scheduleGroupWrite(state: inout State, after delay: Duration = groupWriteDelay) {
+        guard !state.groupWriteScheduled else { return }
+        state.groupWriteScheduled = true
         Task {
-            try? await Task.sleep(for: Self.deferredWriteDelay)
+            try? await Task.sleep(for: delay)
             self.flushDeferredWrites()
         }
     }
 
-    /// Writes the queued attribute-only changes now (also called at unmount).
+    /// Writes the staged changes now (also called at unmount). A failure is logged and retried.
     public func flushDeferredWrites() {
         state.withLock { state in
-            state.deferredFlushScheduled = false
-            guard !state.deferredInos.isEmpty else { return }
-            var batch = StoreBatch()
-            batch.upserts = state.deferredInos.compactMap { state.nodes[$0] }
-            state.deferredInos.removeAll()
+            state.groupWriteScheduled = false
             do {
-                try persist(batch)
+                try persist(StoreBatch(), state: &state)
             } catch {
-                logger.error("cannot store attribute changes of \(batch.upserts.count) items: \(error)")
+                logger.error("cannot store the changes of the last moments, will retry: \(error)")
+                scheduleGroupWrite(state: &state, after: .seconds(1))
             }
         }
     }
 
-    /// Writes `batch` to the store; the in-memory state is changed by the caller only after this succeeds.
-    func persist(_ batch: StoreBatch, durable: Bool = false) throws(FolioError) {
-        guard !batch.isEmpty else { return }
+    /// Writes the staged changes and `batch` in one transaction, `batch` last; `durable` syncs it to disk
+    /// (an empty durable batch makes every earlier write durable). The in-memory state is changed by the
+    /// caller only after this succeeds.
+    func persist(_ batch: StoreBatch, durable: Bool = false, state: inout State) throws(FolioError) {
+        var combined = StoreBatch()
+        for ino in state.unsavedNodes {
+            if let node = state.nodes[ino] {
+                combined.upserts.append(node)
+            } else {
+                combined.deletes.append(ino)
+            }
+        }
+        for itemID in state.unsavedTombstones {
+            if let tombstone = state.tombstones[itemID] {
+                combined.tombstoneUpserts.append(tombstone)
+            } else {
+                combined.tombstoneDeletes.append(itemID)
+            }
+        }
+        // The store applies upserts before deletes: a staged delete of a row `batch` writes again must not
+        // win over it, and a staged upsert must not win over a delete in `batch`.
+        let rewritten = Set(batch.upserts.map(\.ino))
+        combined.deletes.removeAll { rewritten.contains($0) }
+        let deleted = Set(batch.deletes)
+        combined.upserts.removeAll { deleted.contains($0.ino) }
+        let rewrittenTombstones = Set(batch.tombstoneUpserts.map(\.itemID))
+        combined.tombstoneDeletes.removeAll { rewrittenTombstones.contains($0) }
+        let deletedTombstones = Set(batch.tombstoneDeletes)
+        combined.tombstoneUpserts.removeAll { deletedTombstones.contains($0.itemID) }
+        combined.upserts += batch.upserts
+        combined.deletes += batch.deletes
+        combined.tombstoneUpserts += batch.tombstoneUpserts
+        combined.tombstoneDeletes += batch.tombstoneDeletes
+        combined.values = batch.values
+        guard !combined.isEmpty || durable else { return }
         do {
-            try store.apply(batch, durable: durable)
+            try store.apply(combined, durable: durable)
         } catch {
             logger.error("metadata store failed: \(error)")
+            state.storeFailure = error
             throw error
         }
+        state.unsavedNodes.removeAll()
+        state.unsavedTombstones.removeAll()
+        state.storeFailure = nil
+    }
+
+    /// Makes every change so far durable on disk (`fsync` of a folder, `syncfs`).
+    public func synchronizeMetadata() throws(FolioError) {
+        try state.withLock { state throws(FolioError) in try persist(StoreBatch(), durable: true, state: &state) }
     }
 }
 

@@ -16,6 +16,10 @@ struct OpenHandle: Sendable {
     var append: Bool
     /// Whether the kernel caches this handle's data (counted in the page-cache group).
     var isCached: Bool
+    /// Where the last read ended: a read starting there continues a sequential scan.
+    var sequentialEnd: Int64 = 0
+    /// How far ahead of a sequential scan the version file was asked to be read already.
+    var prefetchedUntil: Int64 = 0
 }
 
 /// The one write session of an item: every write handle of the owning process shares it.

@@ -217,7 +217,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "read", logger: mount.logger)
             do {
-                let source = try mount.fileSystem.readSource(fileInfo!.pointee.fh)
+                let source = try mount.fileSystem.readSource(fileInfo!.pointee.fh, offset: Int64(offset), size: size)
                 let available = max(0, min(Int64(size), source.size - Int64(offset)))
                 reply.answer { request in
                     if available == 0 {
@@ -298,7 +298,14 @@ enum FUSEOperations {
             fuse_reply_err(request, 0)
         }
         ops.fsyncdir = { request, _, _, _ in
-            fuse_reply_err(request, 0)
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "fsyncdir", logger: mount.logger)
+            do {
+                try mount.fileSystem.synchronizeMetadata()
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
         }
         ops.statfs = { request, _ in
             let mount = FUSEMount.from(request)

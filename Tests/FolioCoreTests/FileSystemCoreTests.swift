@@ -135,16 +135,60 @@ final class FileSystemCoreTests: XCTestCase {
         let store = InMemoryMetadataStore()
         let directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fileSystem = try FolioFileSystem(
-            store: store, cache: try ContentCache(directory: FilePath(directory)), logger: Logger(label: "test"))
+        let cache = try ContentCache(directory: FilePath(directory))
+        let fileSystem = try FolioFileSystem(store: store, cache: cache, logger: Logger(label: "test"))
+        let context = CoreHarness.context()
         store.failApplies(with: .noSpace("disk full"))
-        XCTAssertThrowsError(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: CoreHarness.context())) {
+        // Staged for the next group write; that write fails, and from then on changes are written at once.
+        XCTAssertNoThrow(try fileSystem.makeDirectory(parent: 1, name: "staged", permissions: 0o755, context: context))
+        fileSystem.flushDeferredWrites()
+        XCTAssertThrowsError(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: context)) {
             XCTAssertEqual(($0 as? FolioError)?.errno, .noSpace)
         }
         XCTAssertThrowsError(try fileSystem.lookup(parent: 1, name: "d"))
+        XCTAssertThrowsError(try fileSystem.createFile(
+            parent: 1, name: "f", permissions: 0o644, flags: O_WRONLY, context: context)) {
+            XCTAssertEqual(($0 as? FolioError)?.errno, .noSpace)
+        }
+        XCTAssertThrowsError(try fileSystem.lookup(parent: 1, name: "f"))
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [], [ContentCache.emptyVersion])
         store.failApplies(with: nil)
-        XCTAssertNoThrow(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: CoreHarness.context()))
+        XCTAssertNoThrow(try fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: context))
+        // Written together with the first change after the store recovered: nothing staged was dropped.
+        let restarted = try FolioFileSystem(store: store, cache: cache, logger: Logger(label: "test"))
+        XCTAssertNoThrow(try restarted.lookup(parent: 1, name: "staged"))
+        XCTAssertNoThrow(try restarted.lookup(parent: 1, name: "d"))
+    }
+
+    /// A commit is written with every namespace change staged before it: after a crash (no group write, no
+    /// unmount) the store holds the folder, the file in it and its content.
+    func testCommitWritesStagedChangesFirst() async throws {
+        let core = try CoreHarness()
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: CoreHarness.context())
+        try await core.write("dir/file", "committed")
+        try core.fileSystem.rename(parent: 1, name: "dir", newParent: 1, newName: "renamed", flags: [])
+        try await core.write("other", "also committed")
+        // A new core over the same files without flushing, as after `kill -9` of the daemon.
+        let crashed = try FolioFileSystem(
+            store: core.store, cache: try ContentCache(directory: FilePath(core.directory + "/content")),
+            logger: Logger(label: "test"))
+        let folder = try crashed.lookup(parent: 1, name: "renamed").ino
+        XCTAssertThrowsError(try crashed.lookup(parent: 1, name: "dir"))
+        let file = try crashed.lookup(parent: folder, name: "file")
+        XCTAssertEqual(file.size, 9)
+        XCTAssertEqual(crashed.node(file.ino)?.state, .dirty(generation: 2))
+        XCTAssertNoThrow(try crashed.lookup(parent: 1, name: "other"))
+    }
+
+    /// `fsync` of a folder makes staged changes durable at once.
+    func testSynchronizeMetadataWritesStagedChanges() async throws {
+        let core = try CoreHarness()
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: CoreHarness.context())
+        try core.fileSystem.synchronizeMetadata()
+        let crashed = try FolioFileSystem(
+            store: core.store, cache: try ContentCache(directory: FilePath(core.directory + "/content")),
+            logger: Logger(label: "test"))
+        XCTAssertNoThrow(try crashed.lookup(parent: 1, name: "dir"))
     }
 
     func testRefusals() throws {
