@@ -33,12 +33,16 @@ public struct FileSystemConfiguration: Sendable {
     public var defaultGID: UInt32
     /// Names the provider can store.
     public var namePolicy: NamePolicy
+    /// How long a namespace or attribute change may wait to be written to the store with others (a commit,
+    /// `fsync` or unmount writes it sooner).
+    public var groupWriteDelay: Duration
 
     /// Creates a configuration.
     public init(
         writeWaitTimeout: Duration = .seconds(10), defaultUID: UInt32 = 0, defaultGID: UInt32 = 0,
-        namePolicy: NamePolicy = NamePolicy()
+        namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20)
     ) {
+        self.groupWriteDelay = groupWriteDelay
         self.writeWaitTimeout = writeWaitTimeout
         self.namePolicy = namePolicy
         self.defaultUID = defaultUID
@@ -135,11 +139,9 @@ public final class FolioFileSystem: Sendable {
         hooks.withLock { $0.uploader }?.uploadsPending()
     }
 
-    /// How long a change may wait before it is written to the store with the others of its group.
-    static let groupWriteDelay = Duration.milliseconds(20)
-
     /// Records a namespace or attribute change (create, mkdir, rename, unlink, times, mode, owner, xattrs) for
-    /// the next group write: one transaction for every change of a 20 ms window instead of one per request.
+    /// the next group write: one transaction for every change of a short window (the configuration's
+    /// `groupWriteDelay`, 20 ms by default) instead of one per request.
     /// The rows are written as the nodes and tombstones are at that moment, and every synchronous write
     /// (a commit, `fsync`, the uploader picking work) includes them first, so the store always holds a
     /// consistent state of the tree, never older than the last acknowledged commit. While the store is
@@ -165,9 +167,10 @@ public final class FolioFileSystem: Sendable {
         scheduleGroupWrite(state: &state)
     }
 
-    private func scheduleGroupWrite(state: inout State, after delay: Duration = groupWriteDelay) {
+    private func scheduleGroupWrite(state: inout State, after delay: Duration? = nil) {
         guard !state.groupWriteScheduled else { return }
         state.groupWriteScheduled = true
+        let delay = delay ?? configuration.groupWriteDelay
         Task {
             try? await Task.sleep(for: delay)
             self.flushDeferredWrites()

@@ -83,7 +83,8 @@ public final class Daemon: @unchecked Sendable {
         let fileSystem = try FolioFileSystem(
             store: store, cache: cache,
             configuration: FileSystemConfiguration(
-                writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid()),
+                writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
+                groupWriteDelay: configuration.groupWriteDelay),
             logger: logger)
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval)

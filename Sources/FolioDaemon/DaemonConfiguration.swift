@@ -18,6 +18,8 @@ public struct DaemonConfiguration: Sendable {
     public var pollInterval: Duration
     /// How long local changes must pause before uploads start.
     public var uploadQuietPeriod: Duration
+    /// How long namespace and attribute changes may wait to be written to the store together.
+    public var groupWriteDelay: Duration
     /// Network simulation of the local provider.
     public var simulation: NetworkSimulation
     /// libfuse debug output.
@@ -27,7 +29,7 @@ public struct DaemonConfiguration: Sendable {
     public init(
         remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
-        uploadQuietPeriod: Duration = .milliseconds(300),
+        uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
         simulation: NetworkSimulation = .none, debug: Bool = false
     ) {
         self.remote = remote
@@ -37,6 +39,7 @@ public struct DaemonConfiguration: Sendable {
         self.writeWaitTimeout = writeWaitTimeout
         self.pollInterval = pollInterval
         self.uploadQuietPeriod = uploadQuietPeriod
+        self.groupWriteDelay = groupWriteDelay
         self.simulation = simulation
         self.debug = debug
     }

@@ -32,6 +32,9 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds local changes must pause before uploads start (at most 3 s of waiting).")
     var uploadDelay: Double = 0.3
 
+    @Option(name: .long, help: .hidden)
+    var groupWriteDelayMs: Int = 20
+
     @Option(name: .long, help: "Simulated network latency per provider call, in milliseconds.")
     var simulateLatencyMs: Int = 0
 
@@ -51,7 +54,7 @@ struct MountCommand: ParsableCommand {
     var mountpoint: String
 
     func validate() throws {
-        guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0 else { throw ValidationError("durations must be positive") }
+        guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else { throw ValidationError("durations must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
     }
 
@@ -67,6 +70,7 @@ struct MountCommand: ParsableCommand {
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
                 "--poll-interval", "\(pollInterval)", "--upload-delay", "\(uploadDelay)",
+                "--group-write-delay-ms", "\(groupWriteDelayMs)",
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
@@ -87,6 +91,7 @@ struct MountCommand: ParsableCommand {
             allowOther: allowOther, writeWaitTimeout: .milliseconds(Int(writeWait * 1000)),
             pollInterval: .milliseconds(Int(pollInterval * 1000)),
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
+            groupWriteDelay: .milliseconds(groupWriteDelayMs),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
             debug: debug)
         let readyFD = self.readyFD

@@ -3,8 +3,12 @@ import XCTest
 
 /// DESIGN.md §2 "Upload": the queue is persistent; `kill -9` loses nothing committed.
 final class DurabilityTests: MountTestCase {
-    /// Slow provider calls so the uploads are still running when the daemon is killed.
-    override var mountArguments: [String] { ["--simulate-latency-ms", "300"] }
+    /// Slow provider calls, and uploads that start only 3 s after the last change, so uploads are unfinished
+    /// when the daemon is killed; group writes of namespace changes held back 10 s, so only commits and `fsync`
+    /// can have made a change durable.
+    override var mountArguments: [String] {
+        ["--simulate-latency-ms", "300", "--group-write-delay-ms", "10000", "--upload-delay", "10"]
+    }
 
     func testKilledDaemonUploadsEverythingAfterRestart() throws {
         Shell.check("""
@@ -56,5 +60,38 @@ final class DurabilityTests: MountTestCase {
         XCTAssertEqual(Shell.check("cat '\(file)'"), "fsynced line\n")
         fixture.waitForUploads()
         XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("journal.txt"), encoding: .utf8), "fsynced line\n")
+    }
+
+    /// Namespace changes are written in 20 ms groups; `fsync` of their folder (or of the file) makes them durable
+    /// at once, so a `kill -9` right after it loses none of them.
+    func testFsyncOfFolderMakesNamesDurableBeforeKill() throws {
+        let script = """
+            import os, sys
+            root = sys.argv[1]
+            fd = os.open(os.path.join(root, 'fsynced-empty'), os.O_WRONLY | os.O_CREAT, 0o644)
+            os.fsync(fd)
+            os.mkdir(os.path.join(root, 'folder'))
+            os.rename(os.path.join(root, 'old.txt'), os.path.join(root, 'folder', 'moved.txt'))
+            os.close(os.open(os.path.join(root, 'folder', 'empty'), os.O_WRONLY | os.O_CREAT, 0o600))
+            for path in (root, os.path.join(root, 'folder')):
+                fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+                os.fsync(fd)
+                os.close(fd)
+            os.mkdir(os.path.join(root, 'not-synced'))
+            print('synced', flush=True)
+            """
+        XCTAssertEqual(Shell.check("printf 'old' > '\(fixture.path("old.txt"))'"), "")
+        let scriptFile = NSTemporaryDirectory() + "folio-fsyncdir-\(UUID().uuidString.prefix(8)).py"
+        try script.write(toFile: scriptFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: scriptFile) }
+        XCTAssertEqual(Shell.check("python3 '\(scriptFile)' '\(fixture.mountpoint)'"), "synced\n")
+        fixture.kill9()
+        try fixture.start()
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("folder/moved.txt"))'"), "old")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("old.txt")))
+        XCTAssertEqual(Shell.check("stat -c '%s %a' '\(fixture.path("folder/empty"))'"), "0 600\n")
+        XCTAssertEqual(Shell.check("stat -c %s '\(fixture.path("fsynced-empty"))'"), "0\n")
+        // The window this test depends on: a change nothing wrote yet is gone after `kill -9`.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("not-synced")))
     }
 }
