@@ -31,6 +31,8 @@ struct State: Sendable {
     var unsavedNodes: Set<UInt64> = []
     /// Tombstones the next group write stores as they are then (or deletes, if they are gone).
     var unsavedTombstones: Set<ItemID> = []
+    /// Version files to delete once the staged rows that no longer refer to them are written.
+    var unsavedFileRemovals: [String] = []
     var groupWriteScheduled = false
     /// The error of the last failed write to the store, until a write succeeds again: meanwhile every change
     /// is written at once, so the operation that cannot be stored fails and leaves the tree unchanged.

@@ -247,8 +247,11 @@ extension FolioFileSystem {
             if size > 0, offset > 0, offset == open.sequentialEnd, end < source.size,
                end + Self.readAheadWindow / 2 > open.prefetchedUntil {
                 let until = min(end + Self.readAheadWindow, source.size)
-                prefetch = max(end, open.prefetchedUntil)..<until
+                let from = max(end, open.prefetchedUntil)
+                if from < until { prefetch = from..<until }
                 open.prefetchedUntil = until
+            } else if offset != open.sequentialEnd {
+                open.prefetchedUntil = 0
             }
             if size > 0 {
                 open.sequentialEnd = end
@@ -369,7 +372,7 @@ extension FolioFileSystem {
             }
             if wasDivergent && !state.hasDivergentViews(ino) { convergedIno = ino }
             if !state.isReferenced(ino), let orphan = state.orphans.removeValue(forKey: ino) {
-                if let file = orphan.contentFile, file != removeFile { cache.remove(file) }
+                if let file = orphan.contentFile, file != removeFile { discardContent(file, state: &state) }
                 state.pageCaches[ino] = nil
             }
             return (waiters, removeFile, endedSession)

@@ -227,7 +227,7 @@ extension FolioFileSystem {
         if state.isReferenced(node.ino) {
             state.orphans[node.ino] = node
         } else if let file = node.contentFile {
-            cache.remove(file)
+            discardContent(file, state: &state)
         }
     }
 
@@ -244,7 +244,7 @@ extension FolioFileSystem {
             let remaining = (state.lookupCounts[ino] ?? 0) > count ? state.lookupCounts[ino]! - count : 0
             state.lookupCounts[ino] = remaining == 0 ? nil : remaining
             if remaining == 0, state.openCount(ino) == 0, let orphan = state.orphans.removeValue(forKey: ino) {
-                if let file = orphan.contentFile { cache.remove(file) }
+                if let file = orphan.contentFile { discardContent(file, state: &state) }
                 state.pageCaches[ino] = nil
             }
         }
@@ -309,7 +309,7 @@ extension FolioFileSystem {
                     if state.isReferenced(targetIno) {
                         state.orphans[targetIno] = target
                     } else if let file = target.contentFile {
-                        cache.remove(file)
+                        discardContent(file, state: &state)
                     }
                 } else {
                     try remove(target, batch: &batch, state: &state)

@@ -249,11 +249,17 @@ extension FolioFileSystem {
                 var success = false
                 if case .success = result { success = true }
                 if case .failure(.notFound) = result { success = true }
+                var removed = false
                 if success {
                     var batch = StoreBatch()
                     batch.tombstoneDeletes.append(tombstone.itemID)
-                    if (try? persist(batch, state: &state)) != nil { state.tombstones[tombstone.itemID] = nil }
+                    if (try? persist(batch, state: &state)) != nil {
+                        state.tombstones[tombstone.itemID] = nil
+                        removed = true
+                    }
                 }
+                // Not done: back into the upload order, to be retried.
+                if !removed { state.tombstones.requeue(tombstone) }
             case .create(let ino, let template, _, let generation, let epoch):
                 state.uploadsInFlight.remove(template.id)
                 finishItemUpload(

@@ -179,14 +179,30 @@ public final class FolioFileSystem: Sendable {
 
     /// Writes the staged changes now (also called at unmount). A failure is logged and retried.
     public func flushDeferredWrites() {
-        state.withLock { state in
+        let recovered = state.withLock { state -> Bool in
             state.groupWriteScheduled = false
+            let wasFailing = state.storeFailure != nil
             do {
                 try persist(StoreBatch(), state: &state)
+                return wasFailing
             } catch {
                 logger.error("cannot store the changes of the last moments, will retry: \(error)")
                 scheduleGroupWrite(state: &state, after: .seconds(1))
+                return false
             }
+        }
+        // The uploader holds back while the store fails; wake it once the store works again.
+        if recovered { notifyUploader() }
+    }
+
+    /// Deletes a version file no node refers to any more — once the store no longer refers to it either: while
+    /// the row that points to it is only staged, the file stays until that row is written (so a crash in
+    /// between never leaves a row pointing at a missing file; garbage collection at start removes leftovers).
+    func discardContent(_ file: String, state: inout State) {
+        if state.unsavedNodes.isEmpty {
+            cache.remove(file)
+        } else {
+            state.unsavedFileRemovals.append(file)
         }
     }
 
@@ -235,6 +251,8 @@ public final class FolioFileSystem: Sendable {
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
         state.storeFailure = nil
+        for file in state.unsavedFileRemovals { cache.remove(file) }
+        state.unsavedFileRemovals.removeAll()
     }
 
     /// Makes every change so far durable on disk (`fsync` of a folder, `syncfs`).

@@ -16,7 +16,10 @@ enum FUSEOperations {
             // kernel's size, so a reader of an older version is never cut short by a writer's truncate.
             conn.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_ATOMIC_O_TRUNC)
             conn.pointee.max_write = 1 << 20
-            conn.pointee.max_readahead = 1 << 20
+            // The kernel caps the mount's readahead at this (and at the backing device's setting, which
+            // FUSEMount raises where it may): several 1 MiB reads in flight during a sequential scan.
+            let readahead = userdata.map { Unmanaged<FUSEMount>.fromOpaque($0).takeUnretainedValue().options.readaheadKiB }
+            conn.pointee.max_readahead = UInt32(max(1 << 20, (readahead ?? 0) << 10))
             conn.pointee.max_background = 64
         }
         ops.lookup = { request, parent, name in

@@ -69,4 +69,25 @@ final class UploadQueueTests: XCTestCase {
         let work = core.fileSystem.nextUploadWork(limit: 10)
         XCTAssertEqual(work.map(\.summary).map { String($0.prefix(6)) }, ["delete", "create", "delete"])
     }
+
+    func testFailedDeleteIsRetried() async throws {
+        let core = try CoreHarness()
+        try await core.write("gone", "x")
+        let created = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .create(_, let template, _, _, _) = created.first else { return XCTFail("expected a create") }
+        created.forEach { $0.closeContents() }
+        core.fileSystem.finishUpload(created[0], result: .success(RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "gone", kind: .file, size: 1,
+            modificationTime: .now(), mode: 0o644, version: "v1")))
+        try core.fileSystem.unlink(parent: 1, name: "gone")
+        let first = core.fileSystem.nextUploadWork(limit: 4)
+        XCTAssertEqual(first.map(\.summary), ["delete \(template.id)"])
+        core.fileSystem.finishUpload(first[0], result: .failure(.offline("simulated")))
+        let retry = core.fileSystem.nextUploadWork(limit: 4)
+        XCTAssertEqual(retry.map(\.summary), ["delete \(template.id)"], "a failed delete goes back into the queue")
+        guard let again = retry.first else { return }
+        core.fileSystem.finishUpload(again, result: .success(nil))
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 0)
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 4).isEmpty)
+    }
 }
