@@ -36,6 +36,17 @@ final class CoreHarness {
             configuration: configuration, logger: Logger(label: "test"))
     }
 
+    /// Reports `work`, a create, as uploaded with provider version `version`; returns what it created.
+    @discardableResult
+    func completeCreate(_ work: UploadWork, version: String = "v1") -> RemoteItemTemplate? {
+        guard case .create(_, let template, _, _, _) = work else { return nil }
+        work.closeContents()
+        fileSystem.finishUpload(work, result: .success(RemoteItem(
+            id: template.id, container: template.container, parentID: template.parentID, name: template.name,
+            kind: template.kind, size: 0, modificationTime: .now(), mode: template.mode, version: version)))
+        return template
+    }
+
     static func context(_ process: Int32 = 100) -> RequestContext {
         RequestContext(uid: 0, gid: 0, processID: process)
     }
