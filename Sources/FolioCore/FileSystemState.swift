@@ -6,6 +6,10 @@ struct State: Sendable {
     /// Unlinked nodes that still have open handles.
     var orphans: [UInt64: Node] = [:]
     var tombstones = TombstoneTable()
+    /// External references by folder: name → the item each opens.
+    var references: [UInt64: [String: ItemID]] = [:]
+    /// How many references open each item (the item's link count beyond its own name).
+    var referenceCounts: [ItemID: Int] = [:]
     var values: [String: String] = [:]
     var nextIno: UInt64 = 2
     var nextSequence: UInt64 = 1
@@ -91,6 +95,55 @@ struct State: Sendable {
 
     func child(_ parent: UInt64, _ name: String) -> UInt64? {
         children[parent]?[name]
+    }
+
+    /// The item a reference named `name` in `parent` opens.
+    func reference(_ parent: UInt64, _ name: String) -> ItemID? {
+        references[parent]?[name]
+    }
+
+    /// The inode `name` in `parent` leads to: a child, or the item a reference there opens.
+    func entry(_ parent: UInt64, _ name: String) -> UInt64? {
+        if let ino = children[parent]?[name] { return ino }
+        if let target = references[parent]?[name] { return byItemID[target] }
+        return nil
+    }
+
+    /// Whether `name` is used in `parent` (by a child or a reference).
+    func isTaken(_ parent: UInt64, _ name: String) -> Bool {
+        children[parent]?[name] != nil || references[parent]?[name] != nil
+    }
+
+    /// Whether a folder has no entries (neither children nor references).
+    func isEmptyFolder(_ ino: UInt64) -> Bool {
+        (children[ino]?.isEmpty ?? true) && (references[ino]?.isEmpty ?? true)
+    }
+
+    mutating func insertReference(_ reference: ExternalReference) {
+        references[reference.parent, default: [:]][reference.name] = reference.target
+        referenceCounts[reference.target, default: 0] += 1
+    }
+
+    /// Removes the reference at `location`; returns it, or `nil` if there is none.
+    @discardableResult
+    mutating func removeReference(at location: ExternalReference.Location) -> ExternalReference? {
+        guard let target = references[location.parent]?.removeValue(forKey: location.name) else { return nil }
+        if references[location.parent]?.isEmpty == true { references[location.parent] = nil }
+        let remaining = (referenceCounts[target] ?? 1) - 1
+        referenceCounts[target] = remaining > 0 ? remaining : nil
+        return ExternalReference(parent: location.parent, name: location.name, target: target)
+    }
+
+    /// Every reference that opens `target`.
+    func references(to target: ItemID) -> [ExternalReference] {
+        guard referenceCounts[target] != nil else { return [] }
+        var found: [ExternalReference] = []
+        for (parent, entries) in references {
+            for (name, item) in entries where item == target {
+                found.append(ExternalReference(parent: parent, name: name, target: item))
+            }
+        }
+        return found
     }
 
     /// Whether `ancestor` is `ino` or one of its ancestors.

@@ -15,7 +15,8 @@ extension FolioFileSystem {
             }
         }
         var attributes = Attributes(
-            ino: node.ino, kind: node.kind, permissions: node.mode, linkCount: node.kind == .directory ? 2 : 1,
+            ino: node.ino, kind: node.kind, permissions: node.mode,
+            linkCount: node.kind == .directory ? 2 : 1 + UInt32(state.referenceCounts[node.itemID] ?? 0),
             uid: node.uid, gid: node.gid, size: node.kind == .symlink ? Int64(node.symlinkTarget?.utf8.count ?? 0) : size,
             accessTime: node.accessTime, modificationTime: node.modificationTime, changeTime: node.changeTime)
         attributes.isVolatile = node.kind == .file && state.hasDivergentViews(node.ino)
@@ -27,7 +28,7 @@ extension FolioFileSystem {
         try state.withLock { state throws(FolioError) in
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
-            guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
+            guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
                 throw .notFound(name)
             }
             state.lookupCounts[ino, default: 0] += 1
@@ -57,7 +58,7 @@ extension FolioFileSystem {
                     current = state.nodes[current].map { $0.parent == 0 ? Self.rootIno : $0.parent } ?? Self.rootIno
                     continue
                 }
-                guard let next = state.child(current, String(component)) else {
+                guard let next = state.entry(current, String(component)) else {
                     throw .notFound(path)
                 }
                 current = next
@@ -90,7 +91,7 @@ extension FolioFileSystem {
     ) throws(FolioError) -> Node {
         guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
         guard directory.kind == .directory else { throw .notDirectory(directory.name) }
-        if state.child(parent, name) != nil { throw .exists(name) }
+        if state.isTaken(parent, name) { throw .exists(name) }
         if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
         let now = Timestamp.now()
         var node = Node(
@@ -177,6 +178,10 @@ extension FolioFileSystem {
     /// Removes a file, symlink, FIFO or socket. Open handles keep working.
     public func unlink(parent: UInt64, name: String) throws(FolioError) {
         try state.withLock { state throws(FolioError) in
+            if state.reference(parent, name) != nil {
+                try removeReference(at: .init(parent: parent, name: name), state: &state)
+                return
+            }
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw .notFound(name) }
             guard node.kind != .directory else { throw .isDirectory(name) }
             var batch = StoreBatch()
@@ -193,7 +198,7 @@ extension FolioFileSystem {
             guard node.parent != 0, !node.itemID.isContainerRoot else {
                 throw .notPermitted("\(name) is a container; containers are not removed from the mount")
             }
-            guard state.children[ino]?.isEmpty ?? true else { throw .notEmpty(name) }
+            guard state.isEmptyFolder(ino) else { throw .notEmpty(name) }
             var batch = StoreBatch()
             try remove(node, batch: &batch, state: &state)
         }
@@ -204,6 +209,9 @@ extension FolioFileSystem {
     func remove(_ node: Node, batch: inout StoreBatch, state: inout State) throws(FolioError) {
         if node.itemID.isContainerRoot { throw .notPermitted("containers cannot be removed") }
         batch.deletes.append(node.ino)
+        // The item is gone, so are the references that opened it.
+        let references = state.references(to: node.itemID)
+        batch.referenceDeletes += references.map(\.location)
         var tombstone: Tombstone?
         if !node.kind.isLocalOnly, node.remoteVersion != nil {
             tombstone = Tombstone(
@@ -222,6 +230,10 @@ extension FolioFileSystem {
             try stage(batch, state: &state)
         }
         if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
+        for reference in references {
+            state.removeReference(at: reference.location)
+            invalidator?.invalidateEntry(parent: reference.parent, name: reference.name)
+        }
         state.detach(node.ino)
         state.metadataEpochs[node.ino] = nil
         if state.isReferenced(node.ino) {
@@ -264,6 +276,12 @@ extension FolioFileSystem {
     ) throws(FolioError) {
         if flags.contains(.exchange) { throw .invalidArgument("RENAME_EXCHANGE is not supported") }
         try state.withLock { state throws(FolioError) in
+            if state.reference(parent, name) != nil {
+                try moveReference(
+                    from: .init(parent: parent, name: name), to: .init(parent: newParent, name: newName), flags: flags,
+                    state: &state)
+                return
+            }
             guard let ino = state.child(parent, name), var source = state.nodes[ino] else { throw .notFound(name) }
             guard let destinationDirectory = state.nodes[newParent] else { throw .notFound("folder \(newParent)") }
             guard destinationDirectory.kind == .directory else { throw .notDirectory(destinationDirectory.name) }
@@ -274,6 +292,13 @@ extension FolioFileSystem {
             if !source.kind.isLocalOnly { try configuration.namePolicy.validate(newName) }
             var batch = StoreBatch()
             let now = Timestamp.now()
+            if let referenced = state.reference(newParent, newName) {
+                // Renaming an item over a reference to itself changes nothing (as for two links to one file).
+                if referenced == source.itemID { return }
+                if flags.contains(.noReplace) { throw .exists(newName) }
+                if source.kind == .directory { throw .notDirectory(newName) }
+                batch.referenceDeletes.append(.init(parent: newParent, name: newName))
+            }
             if let targetIno = state.child(newParent, newName) {
                 if targetIno == ino { return }
                 if flags.contains(.noReplace) { throw .exists(newName) }
@@ -281,7 +306,7 @@ extension FolioFileSystem {
                 if target.itemID.isContainerRoot { throw .notPermitted("containers cannot be replaced") }
                 if target.kind == .directory {
                     guard source.kind == .directory else { throw .isDirectory(newName) }
-                    guard state.children[targetIno]?.isEmpty ?? true else { throw .notEmpty(newName) }
+                    guard state.isEmptyFolder(targetIno) else { throw .notEmpty(newName) }
                 } else if source.kind == .directory {
                     throw .notDirectory(newName)
                 }
@@ -334,6 +359,7 @@ extension FolioFileSystem {
                 batch.upserts.append(directory)
             }
             try stage(batch, state: &state)
+            for location in batch.referenceDeletes { state.removeReference(at: location) }
             for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
                 state.nodes[directory.ino] = directory
             }
@@ -370,6 +396,9 @@ extension FolioFileSystem {
             var entries = [ListedEntry(name: ".", ino: ino), ListedEntry(name: "..", ino: parent)]
             for (name, child) in state.children[ino] ?? [:] {
                 entries.append(ListedEntry(name: name, ino: child))
+            }
+            for (name, target) in state.references[ino] ?? [:] {
+                if let child = state.byItemID[target] { entries.append(ListedEntry(name: name, ino: child)) }
             }
             let handle = state.allocateHandle()
             state.directoryListings[handle] = entries

@@ -362,6 +362,7 @@ extension FolioFileSystem {
                         let moved = node.parent != parentIno || node.name != item.name
                         if moved, state.child(parentIno, item.name) != nil { continue }
                         if moved {
+                            yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
                             state.children[node.parent]?[node.name] = nil
                             invalidations.append((node.parent, node.name))
                             node.parent = parentIno
@@ -386,6 +387,7 @@ extension FolioFileSystem {
                         batch.upserts.append(node)
                     } else {
                         if state.child(parentIno, item.name) != nil { continue }
+                        yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
                         let node = Node(
                             ino: state.allocateIno(), itemID: item.id, container: container.id, parent: parentIno,
                             name: item.name, kind: item.kind, size: item.kind == .file ? item.size : 0,
@@ -404,9 +406,14 @@ extension FolioFileSystem {
             let gone = state.nodes.values.filter {
                 $0.container == container.id && !seen.contains($0.itemID) && $0.remoteVersion != nil
                     && !$0.hasPendingUpload && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
-                    && $0.state != .conflicted && (state.children[$0.ino]?.isEmpty ?? true)
+                    && $0.state != .conflicted && state.isEmptyFolder($0.ino)
             }
             for node in gone {
+                for reference in state.references(to: node.itemID) {
+                    state.removeReference(at: reference.location)
+                    batch.referenceDeletes.append(reference.location)
+                    invalidations.append((reference.parent, reference.name))
+                }
                 batch.deletes.append(node.ino)
                 invalidations.append((node.parent, node.name))
                 state.detach(node.ino)
@@ -430,6 +437,15 @@ extension FolioFileSystem {
             }
         }
         return true
+    }
+
+    /// A remote item takes the name a reference had: the reference (a local pointer) gives way.
+    private func yieldReference(
+        at location: ExternalReference.Location, batch: inout StoreBatch, state: inout State
+    ) {
+        guard let reference = state.removeReference(at: location) else { return }
+        logger.notice("the reference '\(reference.name)' gave way to a remote item of the same name")
+        batch.referenceDeletes.append(location)
     }
 
     /// The root node of a container, created on first sight: the Drive's root is the full view's root;

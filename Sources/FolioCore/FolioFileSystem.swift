@@ -92,6 +92,10 @@ public final class FolioFileSystem: Sendable {
             state.nextSequence = max(state.nextSequence, tombstone.sequence + 1)
         }
         state.values = snapshot.values
+        for reference in snapshot.references
+        where state.nodes[reference.parent] != nil && state.byItemID[reference.target] != nil {
+            state.insertReference(reference)
+        }
         self.state = Mutex(state)
         try ensureRoot()
         collectGarbage()
@@ -149,7 +153,8 @@ public final class FolioFileSystem: Sendable {
     ///
     /// Called before the caller changes `state`, like ``persist(_:durable:state:)``.
     func stage(_ batch: StoreBatch, state: inout State) throws(FolioError) {
-        if state.storeFailure != nil {
+        // References change rarely (a grant, a rename or unlink of one): written at once.
+        if state.storeFailure != nil || !batch.referenceUpserts.isEmpty || !batch.referenceDeletes.isEmpty {
             try persist(batch, state: &state)
             return
         }
@@ -240,6 +245,8 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
+        combined.referenceUpserts = batch.referenceUpserts
+        combined.referenceDeletes = batch.referenceDeletes
         guard !combined.isEmpty || durable else { return }
         do {
             try store.apply(combined, durable: durable)

@@ -6,12 +6,18 @@ public struct StoreSnapshot: Sendable {
     public var tombstones: [Tombstone]
     /// Small named values (sync anchors, counters).
     public var values: [String: String]
+    /// External references.
+    public var references: [ExternalReference]
 
     /// Creates a snapshot.
-    public init(nodes: [Node] = [], tombstones: [Tombstone] = [], values: [String: String] = [:]) {
+    public init(
+        nodes: [Node] = [], tombstones: [Tombstone] = [], values: [String: String] = [:],
+        references: [ExternalReference] = []
+    ) {
         self.nodes = nodes
         self.tombstones = tombstones
         self.values = values
+        self.references = references
     }
 }
 
@@ -27,6 +33,10 @@ public struct StoreBatch: Sendable {
     public var tombstoneDeletes: [ItemID] = []
     /// Named values to set.
     public var values: [String: String] = [:]
+    /// External references to insert or replace.
+    public var referenceUpserts: [ExternalReference] = []
+    /// Locations of external references to drop.
+    public var referenceDeletes: [ExternalReference.Location] = []
 
     /// An empty batch.
     public init() {}
@@ -34,10 +44,11 @@ public struct StoreBatch: Sendable {
     /// Whether the batch changes nothing.
     public var isEmpty: Bool {
         upserts.isEmpty && deletes.isEmpty && tombstoneUpserts.isEmpty && tombstoneDeletes.isEmpty && values.isEmpty
+            && referenceUpserts.isEmpty && referenceDeletes.isEmpty
     }
 }
 
-/// Persistent metadata: nodes, tombstones and named values. Implementations must make a batch atomic, and
+/// Persistent metadata: nodes, tombstones, named values and external references. Implementations must make a batch atomic, and
 /// durable on disk before returning when `durable` is true (a commit) — at least crash-safe otherwise.
 public protocol MetadataStore: Sendable {
     /// Reads everything.

@@ -82,7 +82,7 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
-    /// Reads every node, tombstone and value, in one read transaction.
+    /// Reads every node, tombstone, value and reference, in one read transaction.
     public func load() throws(FolioError) -> StoreSnapshot {
         try access("cannot load") { db in
             var snapshot = StoreSnapshot()
@@ -104,6 +104,14 @@ public final class SQLiteMetadataStore: MetadataStore {
                 while try values.next() {
                     snapshot.values[try values.text(0, "a value", "key")] = try values.text(1, "a value", "value")
                 }
+                let references = try StoreStatement(db, StoreSchema.selectReferences)
+                defer { references.reset() }
+                while try references.next() {
+                    snapshot.references.append(ExternalReference(
+                        parent: UInt64(bitPattern: try references.integer(0, "a reference", "parent")),
+                        name: try references.text(1, "a reference", "name"),
+                        target: ItemID(try references.text(2, "a reference", "target"))))
+                }
                 return .commit
             }
             return snapshot
@@ -113,7 +121,7 @@ public final class SQLiteMetadataStore: MetadataStore {
     /// Applies `batch` in one write transaction: all of it or, if anything fails, none of it.
     ///
     /// Within the transaction the parts run in this order: node upserts, node deletes, tombstone upserts,
-    /// tombstone deletes, values — so a node (or tombstone) listed both as upserted and deleted ends up deleted.
+    /// tombstone deletes, values, reference upserts, reference deletes — so a node (or tombstone) listed both as upserted and deleted ends up deleted.
     /// With `durable: true` the commit is fsynced before this returns (see the type's documentation); an empty
     /// durable batch checkpoints the WAL, which makes every earlier commit durable.
     public func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError) {
@@ -197,6 +205,31 @@ public final class SQLiteMetadataStore: MetadataStore {
                     try statement.execute()
                 } catch {
                     throw FolioError.store(error, "cannot write value '\(key)' to \(path)")
+                }
+            }
+        }
+        if !batch.referenceUpserts.isEmpty {
+            let statement = try StoreStatement(db, StoreSchema.upsertReference)
+            for reference in batch.referenceUpserts {
+                statement.bind(1, Int64(bitPattern: reference.parent))
+                statement.bind(2, reference.name)
+                statement.bind(3, reference.target.rawValue)
+                do {
+                    try statement.execute()
+                } catch {
+                    throw FolioError.store(error, "cannot write the reference '\(reference.name)' to \(path)")
+                }
+            }
+        }
+        if !batch.referenceDeletes.isEmpty {
+            let statement = try StoreStatement(db, StoreSchema.deleteReference)
+            for location in batch.referenceDeletes {
+                statement.bind(1, Int64(bitPattern: location.parent))
+                statement.bind(2, location.name)
+                do {
+                    try statement.execute()
+                } catch {
+                    throw FolioError.store(error, "cannot delete the reference '\(location.name)' from \(path)")
                 }
             }
         }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
     /// written by a newer Folio and is refused.
-    static let version: Int = 1
+    static let version: Int = 2
 
     /// The migrations, in order. Add new ones at the end; never edit a shipped one.
     static func makeMigrator() -> DatabaseMigrator {
@@ -60,6 +60,17 @@ enum StoreSchema {
                 PRAGMA user_version = 1;
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE reference (
+                    parent INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    PRIMARY KEY (parent, name)
+                );
+                PRAGMA user_version = 2;
+                """)
+        }
         return migrator
     }
 
@@ -92,6 +103,15 @@ enum StoreSchema {
 
     /// Sets one named value.
     static let upsertValue = "INSERT OR REPLACE INTO value (key, value) VALUES (?, ?)"
+
+    /// Inserts or replaces one external reference.
+    static let upsertReference = "INSERT OR REPLACE INTO reference (parent, name, target) VALUES (?, ?, ?)"
+
+    /// Deletes one external reference by location.
+    static let deleteReference = "DELETE FROM reference WHERE parent = ? AND name = ?"
+
+    /// Reads every external reference.
+    static let selectReferences = "SELECT parent, name, target FROM reference"
 
     /// Reads every named value.
     static let selectValues = "SELECT key, value FROM value"
