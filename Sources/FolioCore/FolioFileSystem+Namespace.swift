@@ -49,15 +49,34 @@ extension FolioFileSystem {
         state.withLock { $0.node(ino) }
     }
 
-    /// The inode at a path relative to the root (`a/b/c`), for the control socket.
-    public func resolve(path: String) throws(FolioError) -> UInt64 {
-        try state.withLock { state throws(FolioError) in
-            var current = Self.rootIno
+    /// The inode of a view's root: the full view's root, or an app's container root (`ENOENT` for a container
+    /// this state has never seen).
+    public func rootIno(of view: NamespaceView) throws(FolioError) -> UInt64 {
+        switch view {
+        case .full:
+            return Self.rootIno
+        case .app(let container):
+            if container == .drive { return Self.rootIno }
+            guard let ino = state.withLock({ $0.byItemID[.root(of: container)] }) else {
+                throw .notFound("no container \(container) on this remote")
+            }
+            return ino
+        }
+    }
+
+    /// The inode at a path relative to a view's root (`a/b/c`), for the control socket. `..` never leaves
+    /// the view.
+    public func resolve(path: String, in view: NamespaceView = .full) throws(FolioError) -> UInt64 {
+        let root = try rootIno(of: view)
+        return try state.withLock { state throws(FolioError) in
+            var current = root
+            var trail: [UInt64] = []
             for component in path.split(separator: "/") where component != "." && !component.isEmpty {
                 if component == ".." {
-                    current = state.nodes[current].map { $0.parent == 0 ? Self.rootIno : $0.parent } ?? Self.rootIno
+                    current = trail.popLast() ?? root
                     continue
                 }
+                trail.append(current)
                 guard let next = state.entry(current, String(component)) else {
                     throw .notFound(path)
                 }

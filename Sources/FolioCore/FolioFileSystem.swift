@@ -70,7 +70,9 @@ public final class FolioFileSystem: Sendable {
     struct Hooks: Sendable {
         var materializer: (any ContentMaterializing)?
         var uploader: (any UploadScheduling)?
-        var invalidator: (any KernelCacheInvalidator)?
+        /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
+        var invalidators: [Int: any KernelCacheInvalidator] = [:]
+        var nextInvalidatorID = 1
     }
 
     /// Opens the filesystem over a store and a content cache, loading every node into memory.
@@ -101,7 +103,8 @@ public final class FolioFileSystem: Sendable {
         collectGarbage()
     }
 
-    /// Connects the services the core calls back into.
+    /// Connects the services the core calls back into; `invalidator` is the first mount's (see
+    /// ``addInvalidator(_:)`` for more).
     public func connect(
         materializer: (any ContentMaterializing)?, uploader: (any UploadScheduling)?,
         invalidator: (any KernelCacheInvalidator)?
@@ -109,8 +112,24 @@ public final class FolioFileSystem: Sendable {
         hooks.withLock {
             $0.materializer = materializer
             $0.uploader = uploader
-            $0.invalidator = invalidator
         }
+        if let invalidator { addInvalidator(invalidator) }
+    }
+
+    /// Adds the invalidator of one more mount of this state (another view); returns an id for
+    /// ``removeInvalidator(_:)``.
+    @discardableResult
+    public func addInvalidator(_ invalidator: any KernelCacheInvalidator) -> Int {
+        hooks.withLock { hooks in
+            defer { hooks.nextInvalidatorID += 1 }
+            hooks.invalidators[hooks.nextInvalidatorID] = invalidator
+            return hooks.nextInvalidatorID
+        }
+    }
+
+    /// Stops sending invalidations to a mount that went away.
+    public func removeInvalidator(_ id: Int) {
+        _ = hooks.withLock { $0.invalidators.removeValue(forKey: id) }
     }
 
     private func ensureRoot() throws(FolioError) {
@@ -136,7 +155,11 @@ public final class FolioFileSystem: Sendable {
         }
     }
 
-    var invalidator: (any KernelCacheInvalidator)? { hooks.withLock { $0.invalidator } }
+    var invalidator: (any KernelCacheInvalidator)? {
+        let members = hooks.withLock { Array($0.invalidators.values) }
+        if members.count <= 1 { return members.first }
+        return InvalidatorSet(members: members)
+    }
     var materializer: (any ContentMaterializing)? { hooks.withLock { $0.materializer } }
 
     func notifyUploader() {

@@ -2,15 +2,21 @@ import FolioCore
 
 /// A request on the control socket (one JSON line).
 public struct ControlRequest: Codable, Sendable {
-    /// `status` or `unmount`.
+    /// `status`, `attach` (mount one more view of this daemon's state) or `grant`.
     public var command: String
     /// Path relative to the mount root, for commands about one item.
     public var path: String?
+    /// The app container a command is about (`attach`, `grant`).
+    public var app: String?
+    /// Where to mount (`attach`), or the name to give (`grant`).
+    public var target: String?
 
     /// Creates a request.
-    public init(command: String, path: String? = nil) {
+    public init(command: String, path: String? = nil, app: String? = nil, target: String? = nil) {
         self.command = command
         self.path = path
+        self.app = app
+        self.target = target
     }
 }
 
@@ -56,6 +62,13 @@ public struct ControlResponse: Codable, Sendable {
     public var summary: FileSystemStatus?
     /// One item's status.
     public var item: ItemStatus?
+    /// The view the answering mount shows (`full view`, `app view of ID`).
+    public var view: String?
+    /// What a command did, for the user.
+    public var message: String?
+    /// The answering mount is a view attached to another mount's daemon: unmounting it leaves the daemon
+    /// running.
+    public var isAttachedView: Bool?
 
     /// Creates a response.
     public init(ok: Bool, error: String? = nil) {

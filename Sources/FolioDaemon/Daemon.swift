@@ -6,12 +6,16 @@ import FolioStore
 import FolioSync
 import Foundation
 import Logging
+import Synchronization
 
 /// The composition root: builds the object graph from a configuration, mounts, runs the services (uploader,
 /// poller, control socket) and tears everything down when the mount ends.
 public final class Daemon: @unchecked Sendable {
-    private let configuration: DaemonConfiguration
-    private let logger: Logger
+    let configuration: DaemonConfiguration
+    let logger: Logger
+    /// More views of the same state mounted at other mountpoints (`folio mount --app ID --of MOUNTPOINT`),
+    /// by mountpoint. They live as long as the daemon's own mount.
+    let attachedViews = Mutex<[String: AttachedView]>([:])
 
     /// Creates a daemon.
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -33,6 +37,7 @@ public final class Daemon: @unchecked Sendable {
         logger.info("mounted \(configuration.remote) at \(configuration.mountpoint)")
         let status = services.mount.run()
         logger.info("unmounting \(configuration.mountpoint)")
+        detachAllViews()
         services.poller.cancel()
         services.uploader.stop()
         services.control.stop()
@@ -94,7 +99,8 @@ public final class Daemon: @unchecked Sendable {
             fileSystem: fileSystem,
             options: MountOptions(
                 mountpoint: configuration.mountpoint.string, source: configuration.remote.string,
-                allowOther: configuration.allowOther, debug: configuration.debug),
+                allowOther: configuration.allowOther, debug: configuration.debug,
+                rootIno: try fileSystem.rootIno(of: configuration.view)),
             logger: logger)
         let materializer = Materializer(fileSystem: fileSystem, provider: provider, logger: logger)
         let uploader = Uploader(
@@ -103,11 +109,11 @@ public final class Daemon: @unchecked Sendable {
         try mount.mount()
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
-        let configuration = self.configuration
+        let view = configuration.view
         let control = ControlServer(
             path: RuntimePaths.controlSocket(forMountpoint: canonicalMountpoint).string
-        ) { request in
-            Self.handle(request, fileSystem: fileSystem, configuration: configuration, mountpoint: canonicalMountpoint)
+        ) { [self] request in
+            handle(request, fileSystem: fileSystem, view: view, mountpoint: canonicalMountpoint)
         }
         do {
             try control.start()
@@ -129,20 +135,46 @@ public final class Daemon: @unchecked Sendable {
         done.wait()
     }
 
-    static func handle(
-        _ request: ControlRequest, fileSystem: FolioFileSystem, configuration: DaemonConfiguration, mountpoint: String
+    /// Answers one control request that arrived on the socket of the mount at `mountpoint`, which shows `view`.
+    func handle(
+        _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView, mountpoint: String
     ) -> ControlResponse {
         var response = ControlResponse(ok: true)
         response.pid = getpid()
         response.mountpoint = mountpoint
         response.remote = configuration.remote.string
         response.stateDirectory = configuration.stateDirectory.string
+        response.view = view.description
+        response.isAttachedView = attachedViews.withLock { $0[mountpoint] != nil }
         switch request.command {
+        case "attach":
+            guard let app = request.app, let target = request.target else {
+                return ControlResponse(ok: false, error: "attach needs an app container id and a mountpoint")
+            }
+            do {
+                try attachView(.app(ContainerID(app)), at: target, fileSystem: fileSystem)
+                response.message = "mounted the app view of \(app) at \(target)"
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
+        case "grant":
+            guard let path = request.path, let app = request.app else {
+                return ControlResponse(ok: false, error: "grant needs a document and an app container id")
+            }
+            do {
+                let document = try fileSystem.resolve(path: path, in: view)
+                let container = try fileSystem.rootIno(of: .app(ContainerID(app)))
+                let name = request.target ?? (path as NSString).lastPathComponent
+                try fileSystem.addReference(to: document, parent: container, name: name)
+                response.message = "\(app) can open \(path) in place as \(name) in its container"
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
         case "status":
             response.summary = fileSystem.status()
             if let path = request.path, !path.isEmpty {
                 do {
-                    let ino = try fileSystem.resolve(path: path)
+                    let ino = try fileSystem.resolve(path: path, in: view)
                     guard let node = fileSystem.node(ino) else { throw FolioError.notFound(path) }
                     let progress = (try? fileSystem.extendedAttribute(ino, name: "user.folio.progress"))
                         .map { String(decoding: $0, as: UTF8.self) } ?? ""

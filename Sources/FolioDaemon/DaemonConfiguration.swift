@@ -24,14 +24,17 @@ public struct DaemonConfiguration: Sendable {
     public var simulation: NetworkSimulation
     /// libfuse debug output.
     public var debug: Bool
+    /// What the mount shows: the full view, or one app's view.
+    public var view: NamespaceView
 
     /// Creates a configuration.
     public init(
         remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
-        simulation: NetworkSimulation = .none, debug: Bool = false
+        simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full
     ) {
+        self.view = view
         self.remote = remote
         self.stateDirectory = stateDirectory
         self.mountpoint = mountpoint

@@ -26,9 +26,10 @@ extension FUSEMount {
             state.tasks[id] = task
             // libfuse may call the callback right here (request already interrupted), under its own lock: the
             // callback only schedules the cancellation, it never takes our lock synchronously.
-            fuse_req_interrupt_func(requestBox.request, { _, data in
+            fuse_req_interrupt_func(requestBox.request, { request, data in
                 let id = UInt(bitPattern: data)
-                guard let mount = FUSEMount.current else { return }
+                guard let request, fuse_req_userdata(request) != nil else { return }
+                let mount = FUSEMount.from(request)
                 DispatchQueue.global().async { mount.cancelInterrupted(id) }
             }, UnsafeMutableRawPointer(bitPattern: id))
         }

@@ -20,12 +20,16 @@ public struct MountOptions: Sendable {
     public var debug: Bool
     /// Readahead of the mount in KiB (set where permitted; 0 keeps the kernel's default).
     public var readaheadKiB: Int
+    /// The core's inode shown as the mount's root: the root of the mounted view (see
+    /// ``FolioFileSystem/rootIno(of:)``).
+    public var rootIno: UInt64
 
     /// Creates options.
     public init(
         mountpoint: String, source: String, allowOther: Bool = false, cacheTimeout: Double = 3600,
-        maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192
+        maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192, rootIno: UInt64 = FolioFileSystem.rootIno
     ) {
+        self.rootIno = rootIno
         self.readaheadKiB = readaheadKiB
         self.mountpoint = mountpoint
         self.source = source
@@ -41,18 +45,18 @@ public final class FUSEMount: @unchecked Sendable {
     let fileSystem: FolioFileSystem
     let logger: Logger
     let options: MountOptions
-    let notifier = KernelNotifier()
+    let notifier: KernelNotifier
     let interrupts = Mutex(InterruptRegistry())
     private var session: OpaquePointer?
-
-    /// The mount of this process (interrupt callbacks carry only an id).
-    nonisolated(unsafe) static var current: FUSEMount?
+    /// Serializes ``stop()`` and ``unmount()`` (libfuse's unmount is not safe to run twice at once).
+    private let sessionLock = NSLock()
 
     /// Creates a mount of `fileSystem` (not mounted yet).
     public init(fileSystem: FolioFileSystem, options: MountOptions, logger: Logger) {
         self.fileSystem = fileSystem
         self.options = options
         self.logger = logger
+        notifier = KernelNotifier(rootIno: options.rootIno)
     }
 
     /// The invalidator the core should use.
@@ -83,7 +87,6 @@ public final class FUSEMount: @unchecked Sendable {
         }
         self.session = session
         notifier.attach(session)
-        Self.current = self
         widenReadahead()
     }
 
@@ -108,9 +111,17 @@ public final class FUSEMount: @unchecked Sendable {
         }
     }
 
-    /// Serves requests until the filesystem is unmounted or a signal (SIGINT, SIGTERM, SIGHUP) arrives.
-    public func run() -> Int32 {
+    /// Serves requests until the filesystem is unmounted, ``stop()`` is called, or — with `handlingSignals`,
+    /// for the one mount of a process that owns the signals — SIGINT, SIGTERM or SIGHUP arrives.
+    public func run(handlingSignals: Bool = true) -> Int32 {
         guard let session else { return 1 }
+        guard handlingSignals else {
+            let config = fuse_loop_cfg_create()
+            fuse_loop_cfg_set_max_threads(config, UInt32(options.maxThreads))
+            fuse_loop_cfg_set_idle_threads(config, UInt32(max(2, options.maxThreads / 2)))
+            defer { fuse_loop_cfg_destroy(config) }
+            return fuse_session_loop_mt(session, config)
+        }
         _ = fuse_set_signal_handlers(session)
         let config = fuse_loop_cfg_create()
         fuse_loop_cfg_set_max_threads(config, UInt32(options.maxThreads))
@@ -126,8 +137,20 @@ public final class FUSEMount: @unchecked Sendable {
         if let session { fuse_session_exit(session) }
     }
 
-    /// Unmounts and frees the session.
+    /// Ends a loop running on another thread: detaches the mountpoint, which makes the kernel end the
+    /// connection, so ``run(handlingSignals:)`` returns; the session stays for ``unmount()`` to free.
+    public func stop() {
+        sessionLock.lock()
+        defer { sessionLock.unlock() }
+        guard let session else { return }
+        fuse_session_exit(session)
+        fuse_session_unmount(session)
+    }
+
+    /// Unmounts and frees the session (after ``run(handlingSignals:)`` returned).
     public func unmount() {
+        sessionLock.lock()
+        defer { sessionLock.unlock() }
         guard let session else { return }
         notifier.detach()
         fuse_session_unmount(session)
@@ -137,6 +160,13 @@ public final class FUSEMount: @unchecked Sendable {
 
     static func from(_ request: fuse_req_t?) -> FUSEMount {
         Unmanaged<FUSEMount>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
+    }
+
+    /// The core's inode for a kernel node id: the kernel calls the mount's root 1 (`FUSE_ROOT_ID`) whatever the
+    /// view; every other node id is the core's inode itself. The full view's root, the only other inode the
+    /// swap could touch, is never reachable from an app view, so the mapping is one to one.
+    func coreIno(_ ino: fuse_ino_t) -> UInt64 {
+        ino == FUSE_ROOT_ID ? options.rootIno : ino
     }
 
     func context(_ request: fuse_req_t) -> RequestContext {

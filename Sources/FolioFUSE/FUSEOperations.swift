@@ -27,18 +27,19 @@ enum FUSEOperations {
             let reply = Reply(request!, "lookup", logger: mount.logger)
             let name = String(cString: name!)
             FUSEOperations.replyEntry(reply, mount) {
-                try mount.fileSystem.lookup(parent: parent, name: name)
+                try mount.fileSystem.lookup(parent: mount.coreIno(parent), name: name)
             }
         }
         ops.forget = { request, ino, count in
-            FUSEMount.from(request).fileSystem.forget(ino, count: count)
+            let mount = FUSEMount.from(request)
+            mount.fileSystem.forget(mount.coreIno(ino), count: count)
             fuse_reply_none(request)
         }
         ops.forget_multi = { request, count, items in
-            let fileSystem = FUSEMount.from(request).fileSystem
+            let mount = FUSEMount.from(request)
             for index in 0..<count {
                 let item = items![index]
-                fileSystem.forget(item.ino, count: item.nlookup)
+                mount.fileSystem.forget(mount.coreIno(item.ino), count: item.nlookup)
             }
             fuse_reply_none(request)
         }
@@ -47,7 +48,7 @@ enum FUSEOperations {
             let reply = Reply(request!, "getattr", logger: mount.logger)
             let handle = fileInfo.map { $0.pointee.fh }
             do {
-                let attributes = try mount.fileSystem.getAttributes(ino, handle: handle)
+                let attributes = try mount.fileSystem.getAttributes(mount.coreIno(ino), handle: handle)
                 var value = attributes.statValue
                 let timeout = mount.attributeTimeout(attributes)
                 reply.answer { fuse_reply_attr($0, &value, timeout) }
@@ -63,7 +64,7 @@ enum FUSEOperations {
             let context = mount.context(request!)
             if changes.size == nil {
                 do {
-                    let attributes = try mount.fileSystem.setAttributesNow(ino, changes, handle: handle)
+                    let attributes = try mount.fileSystem.setAttributesNow(mount.coreIno(ino), changes, handle: handle)
                     var value = attributes.statValue
                     let timeout = mount.attributeTimeout(attributes)
                     reply.answer { fuse_reply_attr($0, &value, timeout) }
@@ -75,7 +76,7 @@ enum FUSEOperations {
             Task {
                 do {
                     let attributes = try await mount.fileSystem.setAttributes(
-                        ino, changes, handle: handle, context: context)
+                        mount.coreIno(ino), changes, handle: handle, context: context)
                     var value = attributes.statValue
                     let timeout = mount.attributeTimeout(attributes)
                     reply.answer { fuse_reply_attr($0, &value, timeout) }
@@ -88,7 +89,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "readlink", logger: mount.logger)
             do {
-                let target = try mount.fileSystem.readSymlink(ino)
+                let target = try mount.fileSystem.readSymlink(mount.coreIno(ino))
                 reply.answer { request in _ = target.withCString { fuse_reply_readlink(request, $0) } }
             } catch {
                 reply.fail(error)
@@ -107,7 +108,7 @@ enum FUSEOperations {
             }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeNode(
-                    parent: parent, name: name, kind: kind, permissions: mode & 0o7777, context: mount.context(request!))
+                    parent: mount.coreIno(parent), name: name, kind: kind, permissions: mode & 0o7777, context: mount.context(request!))
             }
         }
         ops.mkdir = { request, parent, name, mode in
@@ -116,7 +117,7 @@ enum FUSEOperations {
             let name = String(cString: name!)
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeDirectory(
-                    parent: parent, name: name, permissions: mode & 0o7777, context: mount.context(request!))
+                    parent: mount.coreIno(parent), name: name, permissions: mode & 0o7777, context: mount.context(request!))
             }
         }
         ops.symlink = { request, target, parent, name in
@@ -126,14 +127,14 @@ enum FUSEOperations {
             let target = String(cString: target!)
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeSymlink(
-                    parent: parent, name: name, target: target, context: mount.context(request!))
+                    parent: mount.coreIno(parent), name: name, target: target, context: mount.context(request!))
             }
         }
         ops.unlink = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "unlink", logger: mount.logger)
             do {
-                try mount.fileSystem.unlink(parent: parent, name: String(cString: name!))
+                try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: String(cString: name!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -143,7 +144,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rmdir", logger: mount.logger)
             do {
-                try mount.fileSystem.removeDirectory(parent: parent, name: String(cString: name!))
+                try mount.fileSystem.removeDirectory(parent: mount.coreIno(parent), name: String(cString: name!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -154,7 +155,7 @@ enum FUSEOperations {
             let reply = Reply(request!, "rename", logger: mount.logger)
             do {
                 try mount.fileSystem.rename(
-                    parent: parent, name: String(cString: name!), newParent: newParent,
+                    parent: mount.coreIno(parent), name: String(cString: name!), newParent: mount.coreIno(newParent),
                     newName: String(cString: newName!), flags: RenameFlags(rawValue: flags))
                 reply.succeed()
             } catch {
@@ -165,7 +166,8 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "link", logger: mount.logger)
             do {
-                _ = try mount.fileSystem.link(ino, newParent: newParent, newName: String(cString: newName!))
+                _ = try mount.fileSystem.link(
+                    mount.coreIno(ino), newParent: mount.coreIno(newParent), newName: String(cString: newName!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -178,7 +180,7 @@ enum FUSEOperations {
             let context = mount.context(request!)
             let info = FileInfo(fileInfo!.pointee)
             do {
-                if let opened = try mount.fileSystem.tryOpen(ino, flags: flags, context: context) {
+                if let opened = try mount.fileSystem.tryOpen(mount.coreIno(ino), flags: flags, context: context) {
                     var value = info.value(for: opened)
                     reply.answer { fuse_reply_open($0, &value) }
                     return
@@ -189,7 +191,7 @@ enum FUSEOperations {
             }
             mount.interruptible(request!) { finish in
                 do {
-                    let opened = try await mount.fileSystem.open(ino, flags: flags, context: context)
+                    let opened = try await mount.fileSystem.open(mount.coreIno(ino), flags: flags, context: context)
                     var value = info.value(for: opened)
                     var answered = false
                     finish { reply.answer { answered = fuse_reply_open($0, &value) == 0 } }
@@ -205,7 +207,7 @@ enum FUSEOperations {
             let info = FileInfo(fileInfo!.pointee)
             do {
                 let (attributes, handle) = try mount.fileSystem.createFile(
-                    parent: parent, name: String(cString: name!), permissions: mode & 0o7777,
+                    parent: mount.coreIno(parent), name: String(cString: name!), permissions: mode & 0o7777,
                     flags: info.flags, context: mount.context(request!))
                 var entry = mount.entry(attributes)
                 var value = info.value(for: OpenedFile(handle: handle, cachePolicy: mount.fileSystem.cachePolicy(of: handle)))
@@ -279,7 +281,7 @@ enum FUSEOperations {
             let reply = Reply(request!, "opendir", logger: mount.logger)
             var info = fileInfo!.pointee
             do {
-                info.fh = try mount.fileSystem.openDirectory(ino)
+                info.fh = try mount.fileSystem.openDirectory(mount.coreIno(ino))
                 // The kernel may keep listings: it drops them itself when the folder changes through the
                 // mount, and the notifier invalidates the folder when the remote changes it.
                 info.cache_readdir = 1
@@ -331,7 +333,7 @@ enum FUSEOperations {
             let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             do {
                 try mount.fileSystem.setExtendedAttribute(
-                    ino, name: String(cString: name!), value: bytes, mustCreate: flags & cfuse_xattr_create != 0,
+                    mount.coreIno(ino), name: String(cString: name!), value: bytes, mustCreate: flags & cfuse_xattr_create != 0,
                     mustReplace: flags & cfuse_xattr_replace != 0)
                 reply.succeed()
             } catch {
@@ -342,7 +344,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "getxattr", logger: mount.logger)
             do {
-                let value = try mount.fileSystem.extendedAttribute(ino, name: String(cString: name!))
+                let value = try mount.fileSystem.extendedAttribute(mount.coreIno(ino), name: String(cString: name!))
                 FUSEOperations.replySized(reply, value, size: size)
             } catch {
                 reply.fail(error)
@@ -352,7 +354,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "listxattr", logger: mount.logger)
             do {
-                let names = try mount.fileSystem.extendedAttributeNames(ino)
+                let names = try mount.fileSystem.extendedAttributeNames(mount.coreIno(ino))
                 var bytes: [UInt8] = []
                 for name in names {
                     bytes.append(contentsOf: name.utf8)
@@ -367,7 +369,7 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "removexattr", logger: mount.logger)
             do {
-                try mount.fileSystem.removeExtendedAttribute(ino, name: String(cString: name!))
+                try mount.fileSystem.removeExtendedAttribute(mount.coreIno(ino), name: String(cString: name!))
                 reply.succeed()
             } catch {
                 reply.fail(error)

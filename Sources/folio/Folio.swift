@@ -6,5 +6,7 @@ struct Folio: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "folio",
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
-        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, DemoCommand.self])
+        subcommands: [
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, GrantCommand.self, DemoCommand.self,
+        ])
 }

@@ -12,7 +12,15 @@ struct MountCommand: ParsableCommand {
         commandName: "mount", abstract: "Mount a remote folder (the local provider) at MOUNTPOINT.")
 
     @Option(name: .long, help: "The remote folder (an empty or new folder is initialized with the Drive container).")
-    var remote: String
+    var remote: String?
+
+    @Option(name: .long, help: "Show only this app container (its app view) instead of the full view.")
+    var app: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Mount the --app view from the daemon of this running mount (one state, several views).",
+        valueName: "MOUNTPOINT"))
+    var of: String?
 
     @Option(name: .long, help: "Where the metadata and content cache live (default: ~/.local/state/folio/…).")
     var state: String?
@@ -54,17 +62,35 @@ struct MountCommand: ParsableCommand {
     var mountpoint: String
 
     func validate() throws {
+        if of != nil {
+            guard app != nil else { throw ValidationError("--of mounts an app view: give --app ID") }
+            guard remote == nil, state == nil else {
+                throw ValidationError("--of shares the running mount's remote and state: leave out --remote and --state")
+            }
+        } else if remote == nil {
+            throw ValidationError("give --remote DIR (or --of MOUNTPOINT to add a view to a running mount)")
+        }
         guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else { throw ValidationError("durations must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
     }
 
     func run() throws {
-        let remote = RuntimePaths.canonical(self.remote)
         let mountpoint = RuntimePaths.canonical(self.mountpoint)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError("mountpoint \(mountpoint) is not a folder")
         }
+        if let of, let app {
+            guard let (running, _) = ControlClient.mountpoint(containing: of) else {
+                throw CLIError("\(of) is not inside a running Folio mount")
+            }
+            let response = try ControlClient.send(
+                ControlRequest(command: "attach", app: app, target: mountpoint), mountpoint: running)
+            guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }
+            print("Folio mounted the app view of \(app) at \(mountpoint) (sharing the state of \(running))")
+            return
+        }
+        let remote = RuntimePaths.canonical(self.remote ?? "")
         let stateDirectory = state.map(RuntimePaths.canonical) ?? RuntimePaths.defaultStateDirectory(forRemote: remote).string
         if !foreground {
             var arguments = [
@@ -75,6 +101,7 @@ struct MountCommand: ParsableCommand {
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
             if allowOther { arguments.append("--allow-other") }
+            if let app { arguments += ["--app", app] }
             if debug { arguments.append("--debug") }
             try Background.spawnAndWait(arguments: arguments + [mountpoint], stateDirectory: stateDirectory)
             print("Folio mounted \(remote) at \(mountpoint)")
@@ -93,7 +120,7 @@ struct MountCommand: ParsableCommand {
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
             groupWriteDelay: .milliseconds(groupWriteDelayMs),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
-            debug: debug)
+            debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full)
         let readyFD = self.readyFD
         let status = Daemon(configuration: configuration, logger: logger).run { result in
             switch result {

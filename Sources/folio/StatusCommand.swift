@@ -56,7 +56,7 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         let mountpoint = RuntimePaths.canonical(self.mountpoint)
-        let pid = (try? ControlClient.send(ControlRequest(command: "status"), mountpoint: mountpoint))?.pid
+        let daemon = try? ControlClient.send(ControlRequest(command: "status"), mountpoint: mountpoint)
         let tool = FileManager.default.isExecutableFile(atPath: "/usr/bin/fusermount3") ? "/usr/bin/fusermount3" : "/bin/fusermount3"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
@@ -66,7 +66,11 @@ struct UnmountCommand: ParsableCommand {
         guard process.terminationStatus == 0 else {
             throw CLIError("cannot unmount \(mountpoint) (is it busy? fusermount3 exited \(process.terminationStatus))")
         }
-        if let pid {
+        if daemon?.isAttachedView == true {
+            // The daemon serves another mount and stays: wait for this view's control socket to go.
+            let socket = RuntimePaths.controlSocket(forMountpoint: mountpoint).string
+            for _ in 0..<200 where FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        } else if let pid = daemon?.pid {
             for _ in 0..<200 where kill(pid, 0) == 0 { usleep(50_000) }
         }
         print("unmounted \(mountpoint)")

@@ -1,0 +1,106 @@
+import FolioCore
+import FolioProviderLocal
+import Foundation
+import SystemPackage
+import XCTest
+
+/// Several views over one state, and one item at several paths, on real mounts: an app view of a private
+/// container mounted from the running daemon, and a document granted to the app opened in place.
+final class ViewTests: MountTestCase {
+    private var appMountpoint: String { fixture.root + "/app" }
+
+    override func prepareRemote() throws {
+        let secret = Container(id: ContainerID("com.example.secret"), displayName: "Secret", isPublic: false)
+        try LocalProvider.addContainer(secret, at: FilePath(fixture.remote))
+        try FileManager.default.createDirectory(
+            atPath: fixture.remotePath("Vault", container: "com.example.secret"), withIntermediateDirectories: true)
+        try Data("private".utf8).write(to: URL(fileURLWithPath: fixture.remotePath(
+            "Vault/key.txt", container: "com.example.secret")))
+        try FileManager.default.createDirectory(atPath: fixture.remotePath("Docs"), withIntermediateDirectories: true)
+        try Data("shared draft".utf8).write(to: URL(fileURLWithPath: fixture.remotePath("Docs/report.txt")))
+        try FileManager.default.createDirectory(atPath: appMountpoint, withIntermediateDirectories: true)
+        addTeardownBlock { [appMountpoint] in
+            Shell.run("fusermount3 -u -z '\(appMountpoint)' 2>/dev/null; true")
+        }
+    }
+
+    private func attachAppView(file: StaticString = #filePath, line: UInt = #line) {
+        let result = fixture.folio(
+            "mount --app com.example.secret --of '\(fixture.mountpoint)' '\(appMountpoint)'")
+        XCTAssertEqual(result.status, 0, result.stderr + result.stdout, file: file, line: line)
+    }
+
+    func testAppViewOfAPrivateContainerSharesTheState() throws {
+        XCTAssertFalse(Shell.check("ls -a '\(fixture.mountpoint)'").contains("Secret"), "private: not in the full view")
+        attachAppView()
+        XCTAssertEqual(Shell.check("ls '\(appMountpoint)'"), "Vault\n", "the app view's root is the container")
+        XCTAssertEqual(Shell.check("cat '\(appMountpoint)/Vault/key.txt'"), "private")
+        XCTAssertEqual(
+            Shell.check("getfattr --only-values -n user.folio.container '\(appMountpoint)/Vault/key.txt'"),
+            "com.example.secret")
+        XCTAssertNotEqual(Shell.run("ls '\(appMountpoint)/Docs'").status, 0, "nothing outside the container")
+
+        // One state: a change through the app view is one commit, uploaded by the one daemon.
+        Shell.check("printf 'rotated' > '\(appMountpoint)/Vault/key.txt'")
+        Shell.check("mkdir '\(appMountpoint)/Inbox' && printf new > '\(appMountpoint)/Inbox/n.txt'")
+        fixture.waitForUploads()
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.remotePath("Vault/key.txt", container: "com.example.secret"), encoding: .utf8),
+            "rotated")
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.remotePath("Inbox/n.txt", container: "com.example.secret"), encoding: .utf8),
+            "new")
+        let status = fixture.folio("status --json '\(appMountpoint)/Vault/key.txt'")
+        XCTAssertTrue(status.stdout.contains("app view of com.example.secret"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("\"state\" : \"materialized\""), status.stdout)
+
+        // Refused: a second mount at the same place, a container the remote does not have.
+        XCTAssertNotEqual(fixture.folio(
+            "mount --app com.example.secret --of '\(fixture.mountpoint)' '\(appMountpoint)'").status, 0)
+        let unknown = fixture.folio("mount --app com.example.nope --of '\(fixture.mountpoint)' '\(fixture.root)/run'")
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertTrue(unknown.stderr.contains("no container com.example.nope"), unknown.stderr)
+
+        // The view can be unmounted alone; the daemon's own mount stays.
+        XCTAssertEqual(fixture.folio("unmount '\(appMountpoint)'").status, 0)
+        XCTAssertTrue(Shell.waitUntil(timeout: 10) { !self.isMounted(self.appMountpoint) })
+        XCTAssertEqual(Shell.check("cat '\(fixture.mountpoint)/Docs/report.txt'"), "shared draft")
+    }
+
+    func testGrantedDocumentOpensInPlaceInTheAppView() throws {
+        attachAppView()
+        let original = fixture.path("Docs/report.txt")
+        let granted = fixture.folio("grant '\(original)' --app com.example.secret --as report.txt")
+        XCTAssertEqual(granted.status, 0, granted.stderr)
+        let reference = appMountpoint + "/report.txt"
+        XCTAssertTrue(Shell.waitUntil(timeout: 5) { FileManager.default.fileExists(atPath: reference) })
+        XCTAssertEqual(Shell.check("stat -c %i '\(reference)'"), Shell.check("stat -c %i '\(original)'"), "same inode")
+        XCTAssertEqual(Shell.check("stat -c %h '\(original)'"), "2\n")
+
+        // Edits through the reference change the original: one item, one commit, uploaded once.
+        Shell.check("printf 'edited by the app' > '\(reference)'")
+        XCTAssertEqual(Shell.check("cat '\(original)'"), "edited by the app")
+        fixture.waitForUploads()
+        XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("Docs/report.txt"), encoding: .utf8), "edited by the app")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: fixture.remotePath("report.txt", container: "com.example.secret")),
+            "a reference is never uploaded as a copy")
+
+        // The reference follows the original through a rename; removing the reference keeps the document.
+        Shell.check("mv '\(original)' '\(fixture.path("Docs/final.txt"))'")
+        XCTAssertEqual(Shell.check("cat '\(reference)'"), "edited by the app")
+        Shell.check("rm '\(reference)'")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("Docs/final.txt"))'"), "edited by the app")
+
+        // Bad grants: a folder, a path that does not exist.
+        XCTAssertNotEqual(fixture.folio("grant '\(fixture.path("Docs"))' --app com.example.secret").status, 0)
+        let missing = fixture.folio("grant '\(fixture.path("Docs/nope.txt"))' --app com.example.secret")
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertFalse(missing.stderr.isEmpty)
+    }
+
+    private func isMounted(_ path: String) -> Bool {
+        let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst(4).first == Substring(path) }
+    }
+}
