@@ -24,6 +24,9 @@ public struct Attributes: Hashable, Sendable {
     /// the kernel must not cache these attributes, so every read past its idea of the end asks again with
     /// the reader's own handle.
     public var isVolatile: Bool = false
+    /// The name these attributes were found under may change without a request through the mount (an entry
+    /// of a virtual folder): the kernel must not keep the name.
+    public var isVolatileEntry: Bool = false
 
     /// `st_mode`: type and permission bits.
     public var mode: UInt32 { kind.typeBits | (permissions & 0o7777) }

@@ -41,6 +41,8 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
     case notSupported(String)
     /// A stale handle.
     case badHandle(String)
+    /// A change inside a read-only part of the tree (a virtual folder).
+    case readOnly(String)
     /// Local I/O failed.
     case io(String)
 
@@ -66,6 +68,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .interrupted: return .interrupted
         case .notSupported: return .notSupported
         case .badHandle: return .badFileDescriptor
+        case .readOnly: return .readOnlyFileSystem
         case .io: return .ioError
         }
     }
@@ -118,6 +121,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .interrupted(let s): return "interrupted: \(s)"
         case .notSupported(let s): return "not supported: \(s)"
         case .badHandle(let s): return "bad handle: \(s)"
+        case .readOnly(let s): return "read-only: \(s)"
         case .io(let s): return "I/O error: \(s)"
         }
     }

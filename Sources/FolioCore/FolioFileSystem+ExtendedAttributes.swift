@@ -12,7 +12,10 @@ extension FolioFileSystem {
     /// The value of extended attribute `name`.
     public func extendedAttribute(_ ino: UInt64, name: String) throws(FolioError) -> [UInt8] {
         try state.withLock { state throws(FolioError) in
-            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard let node = state.node(ino) else {
+                if VirtualFolder.isVirtual(ino) { throw .noAttribute(name) }
+                throw .notFound("inode \(ino)")
+            }
             if name.hasPrefix(Self.folioAttributePrefix) {
                 guard let value = folioAttribute(node, name: name, state: state) else { throw .noAttribute(name) }
                 return Array(value.utf8)
@@ -39,7 +42,10 @@ extension FolioFileSystem {
     /// Names of all extended attributes of a node.
     public func extendedAttributeNames(_ ino: UInt64) throws(FolioError) -> [String] {
         try state.withLock { state throws(FolioError) in
-            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard let node = state.node(ino) else {
+                if VirtualFolder.isVirtual(ino) { return [] }
+                throw .notFound("inode \(ino)")
+            }
             let folio = Self.folioAttributes.filter { folioAttribute(node, name: $0, state: state) != nil }
             return folio + node.xattrs.keys.sorted()
         }
@@ -51,6 +57,7 @@ extension FolioFileSystem {
         _ ino: UInt64, name: String, value: [UInt8], mustCreate: Bool, mustReplace: Bool
     ) throws(FolioError) {
         guard name.hasPrefix("user.") else { throw .notSupported("only user.* attributes are stored") }
+        try refuseVirtual(ino)
         try state.withLock { state throws(FolioError) in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             if name == "user.folio.pinned" {
@@ -72,6 +79,7 @@ extension FolioFileSystem {
 
     /// Removes an extended attribute.
     public func removeExtendedAttribute(_ ino: UInt64, name: String) throws(FolioError) {
+        try refuseVirtual(ino)
         try state.withLock { state throws(FolioError) in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }

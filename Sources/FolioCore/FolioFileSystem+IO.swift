@@ -57,6 +57,7 @@ extension FolioFileSystem {
         let access = flags & O_ACCMODE
         let writing = access == O_WRONLY || access == O_RDWR
         let truncating = writing && flags & O_TRUNC != 0
+        if context.processID != 0 { recordUse(of: node, state: &state) }
         if let session = state.sessions[ino] {
             if session.ownerProcessID == context.processID || !writing {
                 if session.ownerProcessID == context.processID {
@@ -413,6 +414,7 @@ extension FolioFileSystem {
                 batch.upserts.append(node)
                 try persist(batch, durable: durable, state: &state)
                 state.nodes[ino] = node
+                recordUse(of: node, state: &state)
             } else {
                 state.orphans[ino] = node
             }
@@ -451,6 +453,7 @@ extension FolioFileSystem {
         _ ino: UInt64, _ changes: AttributeChanges, handle: UInt64?
     ) throws(FolioError) -> Attributes {
         precondition(changes.size == nil, "size changes go through setAttributes")
+        try refuseVirtual(ino)
         let result = try state.withLock { state throws(FolioError) -> Attributes in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             let now = Timestamp.now()

@@ -26,9 +26,14 @@ extension FolioFileSystem {
     /// Looks up `name` in folder `parent`.
     public func lookup(parent: UInt64, name: String) throws(FolioError) -> Attributes {
         try state.withLock { state throws(FolioError) in
+            if VirtualFolder.isVirtual(parent) { return try virtualLookup(parent: parent, name: name, state: &state) }
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
+                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state),
+                   let attributes = virtualAttributes(folder, state: state) {
+                    return attributes
+                }
                 throw .notFound(name)
             }
             state.lookupCounts[ino, default: 0] += 1
@@ -39,7 +44,10 @@ extension FolioFileSystem {
     /// The attributes of `ino`, as seen through `handle` when given (a reader sees its snapshot's size).
     public func getAttributes(_ ino: UInt64, handle: UInt64? = nil) throws(FolioError) -> Attributes {
         try state.withLock { state throws(FolioError) in
-            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard let node = state.node(ino) else {
+                if let attributes = virtualAttributes(ino, state: state) { return attributes }
+                throw .notFound("inode \(ino)")
+            }
             return attributes(of: node, state: state, handle: handle)
         }
     }
@@ -108,6 +116,7 @@ extension FolioFileSystem {
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, context: RequestContext,
         state: inout State, configure: (inout Node) -> Void = { _ in }
     ) throws(FolioError) -> Node {
+        try refuseVirtual(parent)
         guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
         guard directory.kind == .directory else { throw .notDirectory(directory.name) }
         if state.isTaken(parent, name) { throw .exists(name) }
@@ -197,6 +206,7 @@ extension FolioFileSystem {
     /// Removes a file, symlink, FIFO or socket. Open handles keep working.
     public func unlink(parent: UInt64, name: String) throws(FolioError) {
         try state.withLock { state throws(FolioError) in
+            try refuseVirtual(parent)
             if state.reference(parent, name) != nil {
                 try removeReference(at: .init(parent: parent, name: name), state: &state)
                 return
@@ -212,7 +222,11 @@ extension FolioFileSystem {
     /// Removes an empty folder.
     public func removeDirectory(parent: UInt64, name: String) throws(FolioError) {
         try state.withLock { state throws(FolioError) in
-            guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw .notFound(name) }
+            try refuseVirtual(parent)
+            guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
+                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) { try refuseVirtual(folder) }
+                throw .notFound(name)
+            }
             guard node.kind == .directory else { throw .notDirectory(name) }
             guard node.parent != 0, !node.itemID.isContainerRoot else {
                 throw .notPermitted("\(name) is a container; containers are not removed from the mount")
@@ -294,6 +308,8 @@ extension FolioFileSystem {
         parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags
     ) throws(FolioError) {
         if flags.contains(.exchange) { throw .invalidArgument("RENAME_EXCHANGE is not supported") }
+        try refuseVirtual(parent)
+        try refuseVirtual(newParent)
         try state.withLock { state throws(FolioError) in
             if state.reference(parent, name) != nil {
                 try moveReference(
@@ -409,6 +425,14 @@ extension FolioFileSystem {
     /// Starts a listing of a folder: the entries are fixed at this moment so offsets stay stable.
     public func openDirectory(_ ino: UInt64) throws(FolioError) -> UInt64 {
         try state.withLock { state throws(FolioError) in
+            if let folder = state.virtual.folders[ino] {
+                let parent = if case .tag = folder { state.virtual.ino(of: .tags) } else { Self.rootIno }
+                let entries = [ListedEntry(name: ".", ino: ino), ListedEntry(name: "..", ino: parent)]
+                    + (try virtualListing(ino, state: &state))
+                let handle = state.allocateHandle()
+                state.directoryListings[handle] = entries
+                return handle
+            }
             guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
             guard node.kind == .directory else { throw .notDirectory(node.name) }
             let parent = node.parent == 0 ? ino : node.parent
@@ -418,6 +442,11 @@ extension FolioFileSystem {
             }
             for (name, target) in state.references[ino] ?? [:] {
                 if let child = state.byItemID[target] { entries.append(ListedEntry(name: name, ino: child)) }
+            }
+            if ino == Self.rootIno {
+                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(ino, folder.name) {
+                    entries.append(ListedEntry(name: folder.name, ino: state.virtual.ino(of: folder)))
+                }
             }
             let handle = state.allocateHandle()
             state.directoryListings[handle] = entries
@@ -436,8 +465,16 @@ extension FolioFileSystem {
             while index < entries.count, result.count < max(limit, 1) {
                 let entry = entries[index]
                 index += 1
-                guard let node = state.node(entry.ino) else { continue }
-                result.append((DirectoryEntry(name: entry.name, attributes: attributes(of: node, state: state)), index))
+                var found: Attributes
+                if let node = state.node(entry.ino) {
+                    found = attributes(of: node, state: state)
+                } else if let folder = virtualAttributes(entry.ino, state: state) {
+                    found = folder
+                } else {
+                    continue
+                }
+                found.isVolatileEntry = entry.isVolatile
+                result.append((DirectoryEntry(name: entry.name, attributes: found), index))
             }
             return result
         }

@@ -9,6 +9,7 @@ extension FolioFileSystem {
             guard item.kind == .file else {
                 throw .invalidArgument("only documents can be referenced; \(item.name) is a \(item.kind.rawValue)")
             }
+            try refuseVirtual(parent)
             guard let folder = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard folder.kind == .directory else { throw .notDirectory(folder.name) }
             if state.isTaken(parent, name) { throw .exists(name) }

@@ -94,6 +94,7 @@ public final class FolioFileSystem: Sendable {
             state.nextSequence = max(state.nextSequence, tombstone.sequence + 1)
         }
         state.values = snapshot.values
+        if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
         for reference in snapshot.references
         where state.nodes[reference.parent] != nil && state.byItemID[reference.target] != nil {
             state.insertReference(reference)
@@ -195,7 +196,7 @@ public final class FolioFileSystem: Sendable {
         scheduleGroupWrite(state: &state)
     }
 
-    private func scheduleGroupWrite(state: inout State, after delay: Duration? = nil) {
+    func scheduleGroupWrite(state: inout State, after delay: Duration? = nil) {
         guard !state.groupWriteScheduled else { return }
         state.groupWriteScheduled = true
         let delay = delay ?? configuration.groupWriteDelay
@@ -268,6 +269,9 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
+        if state.virtual.lastUseUnsaved {
+            combined.values[VirtualFolderState.storeKey] = state.virtual.encodedLastUse()
+        }
         combined.referenceUpserts = batch.referenceUpserts
         combined.referenceDeletes = batch.referenceDeletes
         guard !combined.isEmpty || durable else { return }
@@ -280,6 +284,7 @@ public final class FolioFileSystem: Sendable {
         }
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
+        state.virtual.lastUseUnsaved = false
         state.storeFailure = nil
         for file in state.unsavedFileRemovals { cache.remove(file) }
         state.unsavedFileRemovals.removeAll()

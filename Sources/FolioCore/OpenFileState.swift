@@ -68,4 +68,6 @@ struct PageCacheState: Sendable {
 struct ListedEntry: Sendable {
     var name: String
     var ino: UInt64
+    /// Listed in a virtual folder: the kernel must not keep the name (it comes and goes without a request).
+    var isVolatile = false
 }

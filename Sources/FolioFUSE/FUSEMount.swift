@@ -185,7 +185,7 @@ public final class FUSEMount: @unchecked Sendable {
         entry.generation = 1
         entry.attr = attributes.statValue
         entry.attr_timeout = attributes.isVolatile ? 0 : options.cacheTimeout
-        entry.entry_timeout = options.cacheTimeout
+        entry.entry_timeout = attributes.isVolatileEntry ? 0 : options.cacheTimeout
         return entry
     }
 }

@@ -283,9 +283,11 @@ enum FUSEOperations {
             do {
                 info.fh = try mount.fileSystem.openDirectory(mount.coreIno(ino))
                 // The kernel may keep listings: it drops them itself when the folder changes through the
-                // mount, and the notifier invalidates the folder when the remote changes it.
-                info.cache_readdir = 1
-                info.keep_cache = 1
+                // mount, and the notifier invalidates the folder when the remote changes it. Virtual folders
+                // change without either, so they are listed afresh each time.
+                let cacheable = !mount.fileSystem.isVirtualFolder(mount.coreIno(ino))
+                info.cache_readdir = cacheable ? 1 : 0
+                info.keep_cache = cacheable ? 1 : 0
                 reply.answer { _ = fuse_reply_open($0, &info) }
             } catch {
                 reply.fail(error)

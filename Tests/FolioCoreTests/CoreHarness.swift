@@ -106,12 +106,18 @@ final class CoreHarness {
         return String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
     }
 
-    /// Names in a folder, sorted, without `.` and `..`.
-    func list(_ path: String) throws -> [String] {
-        let handle = try fileSystem.openDirectory(try ino(path))
+    /// Names in a folder, sorted, without `.` and `..` (and without the root's virtual folders unless asked).
+    func list(_ path: String, includingVirtual: Bool = false) throws -> [String] {
+        try list(ino: try ino(path), includingVirtual: includingVirtual)
+    }
+
+    /// Names in the folder `ino`, sorted, without `.` and `..`.
+    func list(ino: UInt64, includingVirtual: Bool = true) throws -> [String] {
+        let handle = try fileSystem.openDirectory(ino)
         defer { fileSystem.releaseDirectory(handle) }
         var names: [String] = []
         try fileSystem.readDirectory(handle, offset: 0, limit: 100_000) { entry, _ in
+            if !includingVirtual && VirtualFolder.isVirtual(entry.attributes.ino) { return true }
             if entry.name != "." && entry.name != ".." { names.append(entry.name) }
             return true
         }

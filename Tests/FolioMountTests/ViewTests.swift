@@ -99,6 +99,31 @@ final class ViewTests: MountTestCase {
         XCTAssertFalse(missing.stderr.isEmpty)
     }
 
+    func testVirtualFoldersShowTaggedAndRecentDocumentsInPlace() throws {
+        let original = fixture.path("Docs/report.txt")
+        XCTAssertEqual(Shell.check("ls '\(fixture.mountpoint)'"), "Docs\n", "virtual folders are hidden from ls")
+        XCTAssertTrue(Shell.check("ls -a '\(fixture.mountpoint)'").contains(".Tags"))
+        Shell.check("setfattr -n user.xdg.tags -v 'red,draft' '\(original)'")
+        XCTAssertEqual(Shell.check("ls '\(fixture.path(".Tags"))'"), "draft\nred\n")
+        let tagged = fixture.path(".Tags/red/report.txt")
+        XCTAssertEqual(Shell.check("stat -c %i '\(tagged)'"), Shell.check("stat -c %i '\(original)'"), "same inode")
+        XCTAssertEqual(Shell.check("cat '\(tagged)'"), "shared draft")
+        XCTAssertEqual(Shell.check("ls '\(fixture.path(".Recents"))'"), "report.txt\n", "just opened")
+
+        // Listings are computed afresh: a tag taken away is gone at once, although the kernel saw the name.
+        Shell.check("setfattr -n user.xdg.tags -v 'draft' '\(original)'")
+        XCTAssertEqual(Shell.check("ls '\(fixture.path(".Tags"))'"), "draft\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tagged))
+
+        let refused = Shell.run("touch '\(fixture.path(".Tags/draft/new.txt"))'")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("Read-only file system"), refused.stderr)
+        XCTAssertNotEqual(Shell.run("rm '\(fixture.path(".Tags/draft/report.txt"))'").status, 0)
+        XCTAssertEqual(Shell.check("cat '\(original)'"), "shared draft", "nothing changed")
+        fixture.waitForUploads()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath(".Tags")), "never uploaded")
+    }
+
     private func isMounted(_ path: String) -> Bool {
         let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
         return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst(4).first == Substring(path) }
