@@ -58,6 +58,7 @@ extension FolioFileSystem {
     ) throws(FolioError) {
         guard name.hasPrefix("user.") else { throw .notSupported("only user.* attributes are stored") }
         try refuseVirtual(ino)
+        defer { announce([.inode(ino)]) }
         try state.withLock { state throws(FolioError) in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             if name == "user.folio.pinned" {
@@ -80,6 +81,7 @@ extension FolioFileSystem {
     /// Removes an extended attribute.
     public func removeExtendedAttribute(_ ino: UInt64, name: String) throws(FolioError) {
         try refuseVirtual(ino)
+        defer { announce([.inode(ino)]) }
         try state.withLock { state throws(FolioError) in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
             if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }

@@ -212,6 +212,7 @@ extension FolioFileSystem {
             let opened = try joinSession(ino, flags: flags, context: context, state: &state)
             return (attributes(of: node, state: state), opened.handle)
         }
+        announce([.entry(parent, name), .inode(parent)])
         notifyUploader()
         return result
     }
@@ -487,6 +488,7 @@ extension FolioFileSystem {
             }
             return attributes(of: node, state: state, handle: handle)
         }
+        announce([.inode(ino)])
         notifyUploader()
         return result
     }

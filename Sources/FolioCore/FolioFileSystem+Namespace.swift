@@ -151,6 +151,7 @@ extension FolioFileSystem {
             ) { $0.symlinkTarget = symlinkTarget }
             return attributes(of: node, state: state)
         }
+        announce([.entry(parent, name), .inode(parent)])
         if !kind.isLocalOnly { notifyUploader() }
         return result
     }
@@ -205,6 +206,7 @@ extension FolioFileSystem {
 
     /// Removes a file, symlink, FIFO or socket. Open handles keep working.
     public func unlink(parent: UInt64, name: String) throws(FolioError) {
+        defer { announce([.entry(parent, name), .inode(parent)]) }
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
             if state.reference(parent, name) != nil {
@@ -221,6 +223,7 @@ extension FolioFileSystem {
 
     /// Removes an empty folder.
     public func removeDirectory(parent: UInt64, name: String) throws(FolioError) {
+        defer { announce([.entry(parent, name), .inode(parent)]) }
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
@@ -310,6 +313,9 @@ extension FolioFileSystem {
         if flags.contains(.exchange) { throw .invalidArgument("RENAME_EXCHANGE is not supported") }
         try refuseVirtual(parent)
         try refuseVirtual(newParent)
+        // Names whose kernel entries now lead elsewhere, in every mount: references to an item that an atomic
+        // save moved to another inode.
+        var moved: [ExternalReference] = []
         try state.withLock { state throws(FolioError) in
             if state.reference(parent, name) != nil {
                 try moveReference(
@@ -317,7 +323,10 @@ extension FolioFileSystem {
                     state: &state)
                 return
             }
-            guard let ino = state.child(parent, name), var source = state.nodes[ino] else { throw .notFound(name) }
+            guard let ino = state.child(parent, name), var source = state.nodes[ino] else {
+                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) { try refuseVirtual(folder) }
+                throw .notFound(name)
+            }
             guard let destinationDirectory = state.nodes[newParent] else { throw .notFound("folder \(newParent)") }
             guard destinationDirectory.kind == .directory else { throw .notDirectory(destinationDirectory.name) }
             if source.itemID.isContainerRoot { throw .notPermitted("containers cannot be renamed or moved") }
@@ -346,7 +355,14 @@ extension FolioFileSystem {
                     throw .notDirectory(newName)
                 }
                 if source.kind == .file, target.kind == .file, source.state.hasLocalContent {
-                    // Atomic save: the source's content becomes a new version of the target's item.
+                    // Atomic save: the source's content becomes a new version of the target's item. References
+                    // to the target now lead to the source's inode; references to the source follow its
+                    // content to the target's item.
+                    moved = state.references(to: target.itemID)
+                    for reference in state.references(to: source.itemID) {
+                        batch.referenceUpserts.append(
+                            ExternalReference(parent: reference.parent, name: reference.name, target: target.itemID))
+                    }
                     if source.remoteVersion != nil {
                         let old = Tombstone(
                             itemID: source.itemID, container: source.remoteContainer ?? source.container,
@@ -395,6 +411,10 @@ extension FolioFileSystem {
             }
             try stage(batch, state: &state)
             for location in batch.referenceDeletes { state.removeReference(at: location) }
+            for reference in batch.referenceUpserts {
+                state.removeReference(at: reference.location)
+                state.insertReference(reference)
+            }
             for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
                 state.nodes[directory.ino] = directory
             }
@@ -403,6 +423,8 @@ extension FolioFileSystem {
             state.byItemID[source.itemID] = ino
             state.metadataEpochs[ino, default: 0] += 1
         }
+        for reference in moved { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }
+        announce([.entry(parent, name), .entry(newParent, newName), .inode(parent), .inode(newParent)])
         notifyUploader()
     }
 

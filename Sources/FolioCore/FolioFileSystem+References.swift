@@ -57,7 +57,7 @@ extension FolioFileSystem {
             if existing == state.byItemID[target] { return }
             if flags.contains(.noReplace) { throw .exists(destination.name) }
             if state.reference(destination.parent, destination.name) != nil {
-                batch.referenceDeletes.append(destination)
+                // Replaced by the upsert below (the store replaces the row at that location).
             } else if let replaced = state.nodes[existing] {
                 guard replaced.kind != .directory else { throw .isDirectory(destination.name) }
                 try remove(replaced, batch: &batch, state: &state)
@@ -71,7 +71,8 @@ extension FolioFileSystem {
         }
         try stage(batch, state: &state)
         for folder in batch.upserts { state.nodes[folder.ino] = folder }
-        for location in batch.referenceDeletes { state.removeReference(at: location) }
+        state.removeReference(at: source)
+        state.removeReference(at: destination)
         for reference in batch.referenceUpserts { state.insertReference(reference) }
     }
 

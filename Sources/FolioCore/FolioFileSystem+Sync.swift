@@ -406,9 +406,15 @@ extension FolioFileSystem {
             let gone = state.nodes.values.filter {
                 $0.container == container.id && !seen.contains($0.itemID) && $0.remoteVersion != nil
                     && !$0.hasPendingUpload && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
-                    && $0.state != .conflicted && state.isEmptyFolder($0.ino)
+                    && $0.state != .conflicted && (state.children[$0.ino]?.isEmpty ?? true)
             }
             for node in gone {
+                // References kept in a folder the remote deleted go with it (they are only pointers).
+                for name in (state.references[node.ino] ?? [:]).keys {
+                    let location = ExternalReference.Location(parent: node.ino, name: name)
+                    state.removeReference(at: location)
+                    batch.referenceDeletes.append(location)
+                }
                 for reference in state.references(to: node.itemID) {
                     state.removeReference(at: reference.location)
                     batch.referenceDeletes.append(reference.location)

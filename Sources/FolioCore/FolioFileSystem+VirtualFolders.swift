@@ -61,7 +61,10 @@ extension FolioFileSystem {
         guard let entry = try virtualListing(parent, state: &state).first(where: { $0.name == name }) else {
             throw .notFound(name)
         }
-        if let folder = virtualAttributes(entry.ino, state: state) { return folder }
+        if var folder = virtualAttributes(entry.ino, state: state) {
+            folder.isVolatileEntry = true
+            return folder
+        }
         guard let node = state.nodes[entry.ino] else { throw .notFound(name) }
         state.lookupCounts[node.ino, default: 0] += 1
         var attributes = attributes(of: node, state: state)

@@ -163,6 +163,29 @@ public final class FolioFileSystem: Sendable {
     }
     var materializer: (any ContentMaterializing)? { hooks.withLock { $0.materializer } }
 
+    /// What a change made stale in kernel caches.
+    enum Invalidation {
+        /// An inode's attributes and data.
+        case inode(UInt64)
+        /// A name in a folder.
+        case entry(UInt64, String)
+    }
+
+    /// Tells the other mounts of this state (other views) about a change made through one of them. The kernel
+    /// that made a change keeps its own caches right, so with one mount nothing is sent; with several, every
+    /// mount is told (the originating one drops a cache entry it would have kept, which costs a lookup).
+    func announce(_ invalidations: [Invalidation]) {
+        let members = hooks.withLock { $0.invalidators.count > 1 ? Array($0.invalidators.values) : [] }
+        for member in members {
+            for invalidation in invalidations {
+                switch invalidation {
+                case .inode(let ino): member.invalidateInode(ino)
+                case .entry(let parent, let name): member.invalidateEntry(parent: parent, name: name)
+                }
+            }
+        }
+    }
+
     func notifyUploader() {
         hooks.withLock { $0.uploader }?.uploadsPending()
     }
@@ -269,7 +292,9 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
-        if state.virtual.lastUseUnsaved {
+        // Recents go with group writes only (an empty `batch`), not with every commit.
+        let writesRecents = state.virtual.lastUseUnsaved && batch.isEmpty
+        if writesRecents {
             combined.values[VirtualFolderState.storeKey] = state.virtual.encodedLastUse()
         }
         combined.referenceUpserts = batch.referenceUpserts
@@ -284,7 +309,7 @@ public final class FolioFileSystem: Sendable {
         }
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
-        state.virtual.lastUseUnsaved = false
+        if writesRecents { state.virtual.lastUseUnsaved = false }
         state.storeFailure = nil
         for file in state.unsavedFileRemovals { cache.remove(file) }
         state.unsavedFileRemovals.removeAll()

@@ -1,5 +1,8 @@
 import FolioCore
+import FolioTesting
 import Foundation
+import Logging
+import SystemPackage
 import XCTest
 
 /// One item reachable at several paths: external references open the original in place and follow it.
@@ -141,5 +144,113 @@ final class ExternalReferenceTests: XCTestCase {
         }
         XCTAssertEqual(try core.list("App"), [])
         XCTAssertEqual(try core.fileSystem.getAttributes(original).linkCount, 1)
+    }
+
+    func testAtomicSaveOverAGrantedDocumentTellsTheKernelWhereTheReferenceLeadsNow() async throws {
+        let core = try await makeCore()
+        let invalidations = RecordingInvalidator()
+        core.fileSystem.connect(materializer: nil, uploader: nil, invalidator: invalidations)
+        let app = try core.ino("App")
+        try core.fileSystem.addReference(to: try core.ino("Docs/report.txt"), parent: app, name: "report.txt")
+        try await core.write("Docs/.report.tmp", "saved atomically")
+        invalidations.clear()
+        try core.fileSystem.rename(
+            parent: try core.ino("Docs"), name: ".report.tmp", newParent: try core.ino("Docs"), newName: "report.txt",
+            flags: [])
+        XCTAssertEqual(try core.ino("App/report.txt"), try core.ino("Docs/report.txt"))
+        XCTAssertTrue(
+            invalidations.entries.contains { $0.parent == app && $0.name == "report.txt" },
+            "the kernel's entry for the reference still names the replaced inode: \(invalidations.entries)")
+        let viaReference = try await core.read("App/report.txt")
+        XCTAssertEqual(viaReference, "saved atomically")
+    }
+
+    func testGrantedTemporaryFileSavedOverADocumentKeepsItsReference() async throws {
+        let core = try await makeCore()
+        let app = try core.ino("App")
+        try await core.write("Docs/draft.tmp", "new content")
+        try core.fileSystem.addReference(to: try core.ino("Docs/draft.tmp"), parent: app, name: "draft.txt")
+        try core.fileSystem.rename(
+            parent: try core.ino("Docs"), name: "draft.tmp", newParent: try core.ino("Docs"), newName: "report.txt",
+            flags: [])
+        XCTAssertEqual(try core.ino("App/draft.txt"), try core.ino("Docs/report.txt"), "it follows its content")
+        XCTAssertEqual(try core.fileSystem.getAttributes(try core.ino("Docs/report.txt")).linkCount, 2)
+        try core.remount()
+        XCTAssertEqual(try core.ino("App/draft.txt"), try core.ino("Docs/report.txt"))
+        try core.fileSystem.unlink(parent: try core.ino("App"), name: "draft.txt")
+        XCTAssertNoThrow(try core.fileSystem.removeDirectory(parent: FolioFileSystem.rootIno, name: "App"))
+    }
+
+    func testReferenceRenamedOverAnotherReferenceReplacesItAndSurvivesRemount() async throws {
+        let core = try await makeCore()
+        try await core.write("Docs/other.txt", "other")
+        let app = try core.ino("App")
+        let report = try core.ino("Docs/report.txt")
+        let other = try core.ino("Docs/other.txt")
+        try core.fileSystem.addReference(to: report, parent: app, name: "a.txt")
+        try core.fileSystem.addReference(to: other, parent: app, name: "b.txt")
+        try core.fileSystem.rename(parent: app, name: "a.txt", newParent: app, newName: "b.txt", flags: [])
+        XCTAssertEqual(try core.list("App"), ["b.txt"])
+        XCTAssertEqual(try core.fileSystem.getAttributes(other).linkCount, 1, "the replaced reference is gone")
+        try core.remount()
+        XCTAssertEqual(try core.list("App"), ["b.txt"])
+        XCTAssertEqual(try core.ino("App/b.txt"), report)
+    }
+
+    func testRemoteDeleteOfAFolderTakesTheReferencesInIt() async throws {
+        let core = try CoreHarness()
+        let folder = RemoteItem(
+            id: ItemID("remote-folder"), container: .drive, parentID: nil, name: "Shared", kind: .directory, size: 0,
+            modificationTime: .now(), mode: 0o755, version: "r1")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [folder])
+        try await core.write("doc.txt", "doc")
+        try core.fileSystem.addReference(to: try core.ino("doc.txt"), parent: try core.ino("Shared"), name: "doc.txt")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [], epoch: core.fileSystem.remoteEpoch())
+        XCTAssertThrowsError(try core.ino("Shared"), "the remote deleted the folder")
+        XCTAssertEqual(try core.fileSystem.getAttributes(try core.ino("doc.txt")).linkCount, 1)
+        try core.remount()
+        XCTAssertThrowsError(try core.ino("Shared"))
+    }
+
+    func testGrantFailsCleanlyWhileTheStoreFails() async throws {
+        let store = InMemoryMetadataStore()
+        let directory = NSTemporaryDirectory() + "folio-ref-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fileSystem = try FolioFileSystem(
+            store: store, cache: try ContentCache(directory: FilePath(directory)), logger: Logger(label: "test"))
+        let context = CoreHarness.context()
+        let folder = try fileSystem.makeDirectory(parent: 1, name: "App", permissions: 0o755, context: context)
+        let (file, handle) = try fileSystem.createFile(
+            parent: 1, name: "doc.txt", permissions: 0o644, flags: O_WRONLY, context: context)
+        try fileSystem.release(handle)
+        try fileSystem.addReference(to: file.ino, parent: folder.ino, name: "kept.txt")
+        fileSystem.flushDeferredWrites()
+        store.failApplies(with: .noSpace("disk full"))
+        XCTAssertThrowsError(try fileSystem.addReference(to: file.ino, parent: folder.ino, name: "new.txt")) {
+            XCTAssertEqual($0 as? FolioError, .noSpace("disk full"))
+        }
+        XCTAssertThrowsError(try fileSystem.unlink(parent: folder.ino, name: "kept.txt"))
+        XCTAssertThrowsError(try fileSystem.rename(
+            parent: folder.ino, name: "kept.txt", newParent: folder.ino, newName: "moved.txt", flags: []))
+        XCTAssertNoThrow(try fileSystem.lookup(parent: folder.ino, name: "kept.txt"), "nothing changed")
+        XCTAssertThrowsError(try fileSystem.lookup(parent: folder.ino, name: "new.txt"))
+        XCTAssertThrowsError(try fileSystem.lookup(parent: folder.ino, name: "moved.txt"))
+        XCTAssertEqual(try fileSystem.getAttributes(file.ino).linkCount, 2)
+    }
+}
+
+/// Records the invalidations the core asks for.
+final class RecordingInvalidator: KernelCacheInvalidator, @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [(parent: UInt64, name: String)] = []
+
+    var entries: [(parent: UInt64, name: String)] { lock.withLock { recorded } }
+
+    func clear() { lock.withLock { recorded.removeAll() } }
+
+    func invalidateInode(_ ino: UInt64) {}
+
+    func invalidateEntry(parent: UInt64, name: String) {
+        lock.withLock { recorded.append((parent, name)) }
     }
 }

@@ -80,6 +80,12 @@ final class VirtualFolderTests: XCTestCase {
         XCTAssertThrowsError(try core.fileSystem.removeDirectory(parent: FolioFileSystem.rootIno, name: ".Tags")) {
             XCTAssertEqual($0 as? FolioError, readOnly)
         }
+        XCTAssertThrowsError(try core.fileSystem.rename(
+            parent: FolioFileSystem.rootIno, name: ".Recents", newParent: FolioFileSystem.rootIno, newName: "R",
+            flags: [])) {
+            XCTAssertEqual($0 as? FolioError, readOnly)
+        }
+        XCTAssertTrue(try core.fileSystem.lookup(parent: tags, name: "blue").isVolatileEntry, "tag folders come and go")
         XCTAssertThrowsError(try core.fileSystem.setAttributesNow(tags, AttributeChanges(permissions: 0o777), handle: nil)) {
             XCTAssertEqual($0 as? FolioError, readOnly)
         }
