@@ -227,7 +227,9 @@ extension FolioFileSystem {
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) { try refuseVirtual(folder) }
+                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                    try refuseVirtual(folder)
+                }
                 throw .notFound(name)
             }
             guard node.kind == .directory else { throw .notDirectory(name) }
@@ -324,7 +326,9 @@ extension FolioFileSystem {
                 return
             }
             guard let ino = state.child(parent, name), var source = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) { try refuseVirtual(folder) }
+                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                    try refuseVirtual(folder)
+                }
                 throw .notFound(name)
             }
             guard let destinationDirectory = state.nodes[newParent] else { throw .notFound("folder \(newParent)") }

@@ -36,7 +36,8 @@ extension FolioFileSystem {
         switch folder {
         case .recents:
             let used = state.virtual.lastUse.sorted { $0.value > $1.value }.compactMap { state.byItemID[$0.key] }
-            return uniquelyNamed(used.filter { isListable($0, state: state) }.prefix(VirtualFolder.recentsLimit), state: state)
+            let listable = used.filter { isListable($0, state: state) }
+            return uniquelyNamed(listable.prefix(VirtualFolder.recentsLimit), state: state)
         case .tags:
             var tags: Set<String> = []
             for node in state.nodes.values where node.kind == .file {
@@ -86,7 +87,9 @@ extension FolioFileSystem {
     }
 
     /// Entries named by the documents' names; a name already taken gets ` (2)`, ` (3)`… before its extension.
-    private func uniquelyNamed<S: Sequence>(_ inos: S, state: borrowing State) -> [ListedEntry] where S.Element == UInt64 {
+    private func uniquelyNamed<S: Sequence>(
+        _ inos: S, state: borrowing State
+    ) -> [ListedEntry] where S.Element == UInt64 {
         var taken: Set<String> = []
         var entries: [ListedEntry] = []
         for ino in inos {

@@ -48,7 +48,8 @@ public struct StoreBatch: Sendable {
     }
 }
 
-/// Persistent metadata: nodes, tombstones, named values and external references. Implementations must make a batch atomic, and
+/// Persistent metadata: nodes, tombstones, named values and external references. Implementations must make a batch
+/// atomic, and
 /// durable on disk before returning when `durable` is true (a commit) — at least crash-safe otherwise.
 public protocol MetadataStore: Sendable {
     /// Reads everything.

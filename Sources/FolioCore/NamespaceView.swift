@@ -7,6 +7,7 @@ public enum NamespaceView: Hashable, Sendable, CustomStringConvertible {
     /// app are inside it, where the user put them.
     case app(ContainerID)
 
+    /// How the view is named in logs and `folio status`.
     public var description: String {
         switch self {
         case .full: return "full view"

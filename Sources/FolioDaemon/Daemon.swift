@@ -15,7 +15,7 @@ public final class Daemon: @unchecked Sendable {
     let logger: Logger
     /// More views of the same state mounted at other mountpoints (`folio mount --app ID --of MOUNTPOINT`),
     /// by mountpoint. They live as long as the daemon's own mount.
-    let attachedViews = Mutex<[String: AttachedView]>([:])
+    let attachedViews = Mutex(AttachedViews())
 
     /// Creates a daemon.
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -37,10 +37,10 @@ public final class Daemon: @unchecked Sendable {
         logger.info("mounted \(configuration.remote) at \(configuration.mountpoint)")
         let status = services.mount.run()
         logger.info("unmounting \(configuration.mountpoint)")
+        services.control.stop()
         detachAllViews()
         services.poller.cancel()
         services.uploader.stop()
-        services.control.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
         services.lock.release()
@@ -145,7 +145,7 @@ public final class Daemon: @unchecked Sendable {
         response.remote = configuration.remote.string
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
-        response.isAttachedView = attachedViews.withLock { $0[mountpoint] != nil }
+        response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
         switch request.command {
         case "attach":
             guard let app = request.app, let target = request.target else {

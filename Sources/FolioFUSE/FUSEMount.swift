@@ -137,14 +137,26 @@ public final class FUSEMount: @unchecked Sendable {
         if let session { fuse_session_exit(session) }
     }
 
-    /// Ends a loop running on another thread: detaches the mountpoint, which makes the kernel end the
-    /// connection, so ``run(handlingSignals:)`` returns; the session stays for ``unmount()`` to free.
+    /// Ends a loop running on another thread: marks the session as exiting and detaches the mountpoint
+    /// lazily, which makes the kernel end the connection once nothing uses the mount, so
+    /// ``run(handlingSignals:)`` returns. The session and its device descriptor are left alone (replies may
+    /// still be sent on them) for ``unmount()``, on the loop's thread, to free.
     public func stop() {
         sessionLock.lock()
         defer { sessionLock.unlock() }
         guard let session else { return }
         fuse_session_exit(session)
-        fuse_session_unmount(session)
+        if geteuid() == 0 {
+            _ = umount2(options.mountpoint, Int32(MNT_DETACH))
+        } else {
+            let tool = FileManager.default.isExecutableFile(atPath: "/usr/bin/fusermount3")
+                ? "/usr/bin/fusermount3" : "/bin/fusermount3"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = ["-u", "-z", options.mountpoint]
+            try? process.run()
+            process.waitUntilExit()
+        }
     }
 
     /// Unmounts and frees the session (after ``run(handlingSignals:)`` returned).

@@ -108,7 +108,8 @@ enum FUSEOperations {
             }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeNode(
-                    parent: mount.coreIno(parent), name: name, kind: kind, permissions: mode & 0o7777, context: mount.context(request!))
+                    parent: mount.coreIno(parent), name: name, kind: kind, permissions: mode & 0o7777,
+                    context: mount.context(request!))
             }
         }
         ops.mkdir = { request, parent, name, mode in
@@ -117,7 +118,8 @@ enum FUSEOperations {
             let name = String(cString: name!)
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeDirectory(
-                    parent: mount.coreIno(parent), name: name, permissions: mode & 0o7777, context: mount.context(request!))
+                    parent: mount.coreIno(parent), name: name, permissions: mode & 0o7777,
+                    context: mount.context(request!))
             }
         }
         ops.symlink = { request, target, parent, name in
@@ -335,7 +337,8 @@ enum FUSEOperations {
             let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             do {
                 try mount.fileSystem.setExtendedAttribute(
-                    mount.coreIno(ino), name: String(cString: name!), value: bytes, mustCreate: flags & cfuse_xattr_create != 0,
+                    mount.coreIno(ino), name: String(cString: name!), value: bytes,
+                    mustCreate: flags & cfuse_xattr_create != 0,
                     mustReplace: flags & cfuse_xattr_replace != 0)
                 reply.succeed()
             } catch {

@@ -121,7 +121,8 @@ public final class SQLiteMetadataStore: MetadataStore {
     /// Applies `batch` in one write transaction: all of it or, if anything fails, none of it.
     ///
     /// Within the transaction the parts run in this order: node upserts, node deletes, tombstone upserts,
-    /// tombstone deletes, values, reference upserts, reference deletes — so a node (or tombstone) listed both as upserted and deleted ends up deleted.
+    /// tombstone deletes, values, reference upserts, reference deletes — so a node (or tombstone) listed both as
+    /// upserted and deleted ends up deleted.
     /// With `durable: true` the commit is fsynced before this returns (see the type's documentation); an empty
     /// durable batch checkpoints the WAL, which makes every earlier commit durable.
     public func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError) {

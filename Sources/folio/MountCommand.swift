@@ -65,7 +65,8 @@ struct MountCommand: ParsableCommand {
         if of != nil {
             guard app != nil else { throw ValidationError("--of mounts an app view: give --app ID") }
             guard remote == nil, state == nil else {
-                throw ValidationError("--of shares the running mount's remote and state: leave out --remote and --state")
+                throw ValidationError(
+                    "--of shares the running mount's remote and state: leave out --remote and --state")
             }
         } else if remote == nil {
             throw ValidationError("give --remote DIR (or --of MOUNTPOINT to add a view to a running mount)")

@@ -42,7 +42,8 @@ final class ExternalReferenceTests: XCTestCase {
         let original = try core.ino("Docs/report.txt")
         try core.fileSystem.addReference(to: original, parent: try core.ino("App"), name: "report.txt")
         let context = CoreHarness.context()
-        _ = try core.fileSystem.makeDirectory(parent: try core.ino("Docs"), name: "Final", permissions: 0o755, context: context)
+        _ = try core.fileSystem.makeDirectory(
+            parent: try core.ino("Docs"), name: "Final", permissions: 0o755, context: context)
         try core.fileSystem.rename(
             parent: try core.ino("Docs"), name: "report.txt", newParent: try core.ino("Docs/Final"), newName: "r.txt",
             flags: [])
@@ -87,7 +88,9 @@ final class ExternalReferenceTests: XCTestCase {
         XCTAssertThrowsError(try core.fileSystem.removeDirectory(parent: FolioFileSystem.rootIno, name: "App")) {
             XCTAssertEqual($0 as? FolioError, .notEmpty("App"))
         }
-        XCTAssertThrowsError(try core.fileSystem.makeDirectory(parent: app, name: "ref.txt", permissions: 0o755, context: context)) {
+        XCTAssertThrowsError(
+            try core.fileSystem.makeDirectory(parent: app, name: "ref.txt", permissions: 0o755, context: context)
+        ) {
             XCTAssertEqual($0 as? FolioError, .exists("ref.txt"))
         }
         _ = try core.fileSystem.makeDirectory(parent: app, name: "Inbox", permissions: 0o755, context: context)

@@ -45,10 +45,12 @@ final class ViewTests: MountTestCase {
         Shell.check("mkdir '\(appMountpoint)/Inbox' && printf new > '\(appMountpoint)/Inbox/n.txt'")
         fixture.waitForUploads()
         XCTAssertEqual(
-            try String(contentsOfFile: fixture.remotePath("Vault/key.txt", container: "com.example.secret"), encoding: .utf8),
+            try String(
+                contentsOfFile: fixture.remotePath("Vault/key.txt", container: "com.example.secret"), encoding: .utf8),
             "rotated")
         XCTAssertEqual(
-            try String(contentsOfFile: fixture.remotePath("Inbox/n.txt", container: "com.example.secret"), encoding: .utf8),
+            try String(
+                contentsOfFile: fixture.remotePath("Inbox/n.txt", container: "com.example.secret"), encoding: .utf8),
             "new")
         let status = fixture.folio("status --json '\(appMountpoint)/Vault/key.txt'")
         XCTAssertTrue(status.stdout.contains("app view of com.example.secret"), status.stdout)
@@ -81,7 +83,8 @@ final class ViewTests: MountTestCase {
         Shell.check("printf 'edited by the app' > '\(reference)'")
         XCTAssertEqual(Shell.check("cat '\(original)'"), "edited by the app")
         fixture.waitForUploads()
-        XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("Docs/report.txt"), encoding: .utf8), "edited by the app")
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.remotePath("Docs/report.txt"), encoding: .utf8), "edited by the app")
         XCTAssertFalse(
             FileManager.default.fileExists(atPath: fixture.remotePath("report.txt", container: "com.example.secret")),
             "a reference is never uploaded as a copy")
@@ -97,6 +100,26 @@ final class ViewTests: MountTestCase {
         let missing = fixture.folio("grant '\(fixture.path("Docs/nope.txt"))' --app com.example.secret")
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertFalse(missing.stderr.isEmpty)
+    }
+
+    func testChangesThroughOneViewAreSeenAtOnceThroughTheOther() throws {
+        let other = appMountpoint
+        let result = fixture.folio("mount --app com.folio.drive --of '\(fixture.mountpoint)' '\(other)'")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // Both kernels cache the document's entry and attributes first.
+        XCTAssertEqual(Shell.check("stat -c %a '\(other)/Docs/report.txt'"), "644\n")
+        XCTAssertEqual(Shell.check("cat '\(other)/Docs/report.txt'"), "shared draft")
+        XCTAssertEqual(Shell.check("ls '\(other)/Docs'"), "report.txt\n")
+
+        Shell.check("chmod 600 '\(fixture.path("Docs/report.txt"))'")
+        XCTAssertEqual(Shell.check("stat -c %a '\(other)/Docs/report.txt'"), "600\n", "attributes")
+        Shell.check("mv '\(fixture.path("Docs/report.txt"))' '\(fixture.path("Docs/final.txt"))'")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: other + "/Docs/report.txt"), "the old name is gone")
+        XCTAssertEqual(Shell.check("ls '\(other)/Docs'"), "final.txt\n", "the listing")
+        Shell.check("printf new > '\(other)/Docs/new.txt'")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("Docs/new.txt"))'"), "new", "and the other way round")
+        Shell.check("rm '\(fixture.path("Docs/final.txt"))'")
+        XCTAssertNotEqual(Shell.run("cat '\(other)/Docs/final.txt'").status, 0, "a removed document")
     }
 
     func testVirtualFoldersShowTaggedAndRecentDocumentsInPlace() throws {
