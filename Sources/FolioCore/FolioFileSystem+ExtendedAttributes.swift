@@ -51,21 +51,24 @@ extension FolioFileSystem {
         }
     }
 
-    /// Sets an extended attribute. `user.folio.pinned` is settable; other `user.folio.*` are read-only;
+    /// Sets an extended attribute. `user.folio.pinned` is settable (as ``setPinned(_:_:)``: a folder
+    /// recursively); other `user.folio.*` are read-only;
     /// other `user.*` attributes are kept with the item; other namespaces are not supported.
     public func setExtendedAttribute(
         _ ino: UInt64, name: String, value: [UInt8], mustCreate: Bool, mustReplace: Bool
     ) throws(FolioError) {
         guard name.hasPrefix("user.") else { throw .notSupported("only user.* attributes are stored") }
         try refuseVirtual(ino)
+        if name == "user.folio.pinned" {
+            let text = String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard text == "1" || text == "0" else { throw .invalidArgument("user.folio.pinned takes 1 or 0") }
+            try setPinned(ino, text == "1")
+            return
+        }
         defer { announce([.inode(ino)]) }
         try state.withLock { state throws(FolioError) in
             guard var node = state.node(ino) else { throw .notFound("inode \(ino)") }
-            if name == "user.folio.pinned" {
-                let text = String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                guard text == "1" || text == "0" else { throw .invalidArgument("user.folio.pinned takes 1 or 0") }
-                node.pinned = text == "1"
-            } else if name.hasPrefix(Self.folioAttributePrefix) {
+            if name.hasPrefix(Self.folioAttributePrefix) {
                 throw .notPermitted("\(name) is maintained by Folio")
             } else {
                 if mustCreate && node.xattrs[name] != nil { throw .exists(name) }

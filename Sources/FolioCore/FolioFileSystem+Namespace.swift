@@ -127,6 +127,7 @@ extension FolioFileSystem {
             name: name, kind: kind, modificationTime: now, mode: permissions & 0o7777, uid: context.uid,
             gid: context.gid, state: .materialized, dirtySequence: state.allocateSequence())
         if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
+        node.pinned = directory.pinned
         configure(&node)
         var updatedParent = directory
         updatedParent.modificationTime = now

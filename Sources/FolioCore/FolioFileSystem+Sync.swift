@@ -114,6 +114,7 @@ extension FolioFileSystem {
                 node.state = (try? node.state.applying(.materializeFinished)) ?? .materialized
                 do {
                     try save(node, state: &state)
+                    keeper?.contentChanged()
                 } catch {
                     logger.error("cannot record materialized \(node.name): \(error)")
                     node.state = .placeholder
@@ -394,7 +395,7 @@ extension FolioFileSystem {
                             modificationTime: item.modificationTime, mode: item.mode, uid: configuration.defaultUID,
                             gid: configuration.defaultGID, symlinkTarget: item.symlinkTarget,
                             state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version,
-                            remoteContainer: container.id)
+                            pinned: state.nodes[parentIno]?.pinned ?? false, remoteContainer: container.id)
                         state.insert(node)
                         batch.upserts.append(node)
                         invalidations.append((parentIno, item.name))
@@ -433,6 +434,7 @@ extension FolioFileSystem {
             return invalidations
         }
         guard let invalidations else { return false }
+        if !invalidations.isEmpty { keeper?.contentChanged() }
         if let invalidator {
             for (ino, name) in invalidations {
                 if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }

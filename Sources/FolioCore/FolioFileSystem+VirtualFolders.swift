@@ -76,7 +76,9 @@ extension FolioFileSystem {
     /// Records that an item was used (opened or committed) for `.Recents/`; stored with the next group write.
     func recordUse(of node: Node, state: inout State) {
         guard node.kind == .file else { return }
-        state.virtual.recordUse(of: node.itemID, at: .now())
+        let now = Timestamp.now()
+        state.virtual.lastOpened[node.ino] = now
+        state.virtual.recordUse(of: node.itemID, at: now)
         if state.virtual.lastUseUnsaved { scheduleGroupWrite(state: &state) }
     }
 

@@ -69,6 +69,7 @@ public final class FolioFileSystem: Sendable {
 
     struct Hooks: Sendable {
         var materializer: (any ContentMaterializing)?
+        var keeper: (any ContentKeeping)?
         var uploader: (any UploadScheduling)?
         /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
         var invalidators: [Int: any KernelCacheInvalidator] = [:]
@@ -162,6 +163,12 @@ public final class FolioFileSystem: Sendable {
         return InvalidatorSet(members: members)
     }
     var materializer: (any ContentMaterializing)? { hooks.withLock { $0.materializer } }
+    var keeper: (any ContentKeeping)? { hooks.withLock { $0.keeper } }
+
+    /// Connects the service that keeps pinned items downloaded and the cache within its limit.
+    public func connect(keeper: any ContentKeeping) {
+        hooks.withLock { $0.keeper = keeper }
+    }
 
     /// What a change made stale in kernel caches.
     enum Invalidation {

@@ -45,6 +45,8 @@ public enum VirtualFolder: Hashable, Sendable {
 struct VirtualFolderState: Sendable {
     /// When each item was last opened or committed.
     var lastUse: [ItemID: Timestamp] = [:]
+    /// When each inode was last opened or committed in this run (every one, for the cache limit's LRU order).
+    var lastOpened: [UInt64: Timestamp] = [:]
     /// `lastUse` changed since it was last written to the store.
     var lastUseUnsaved = false
     /// Inodes handed out for virtual folders (stable while the daemon runs).

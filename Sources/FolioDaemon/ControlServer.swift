@@ -27,7 +27,10 @@ final class ControlServer: @unchecked Sendable {
                     if errno == EINTR { continue }
                     return
                 }
-                serve(connection)
+                // A request may take long (`folio download`): each connection is served on a thread of its own.
+                let worker = Thread { [self] in serve(connection) }
+                worker.name = "folio-control-request"
+                worker.start()
             }
         }
         thread.name = "folio-control"

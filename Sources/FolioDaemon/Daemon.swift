@@ -41,6 +41,7 @@ public final class Daemon: @unchecked Sendable {
         detachAllViews()
         services.poller.cancel()
         services.uploader.stop()
+        services.keeper.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
         services.lock.release()
@@ -51,6 +52,7 @@ public final class Daemon: @unchecked Sendable {
         var fileSystem: FolioFileSystem
         var mount: FUSEMount
         var uploader: Uploader
+        var keeper: ContentKeeper
         var poller: Task<Void, Never>
         var control: ControlServer
         var lock: StateLock
@@ -106,6 +108,13 @@ public final class Daemon: @unchecked Sendable {
         let uploader = Uploader(
             fileSystem: fileSystem, provider: provider, logger: logger, quietPeriod: configuration.uploadQuietPeriod)
         fileSystem.connect(materializer: materializer, uploader: uploader, invalidator: mount.invalidator)
+        let statistics = cache.statistics()
+        let cacheLimit = configuration.cacheLimit.bytes(
+            freeSpace: Int64(statistics.availableBlocks &* statistics.blockSize))
+        let keeper = ContentKeeper(
+            fileSystem: fileSystem, materializer: materializer, logger: logger, cacheLimit: cacheLimit)
+        fileSystem.connect(keeper: keeper)
+        logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
@@ -122,8 +131,11 @@ public final class Daemon: @unchecked Sendable {
             throw error
         }
         uploader.start()
+        keeper.start()
         let pollTask = Task { await poller.run() }
-        return Services(fileSystem: fileSystem, mount: mount, uploader: uploader, poller: pollTask, control: control, lock: lock)
+        return Services(
+            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, poller: pollTask,
+            control: control, lock: lock)
     }
 
     private func blockOn(_ body: @escaping @Sendable () async -> Void) {
@@ -146,6 +158,11 @@ public final class Daemon: @unchecked Sendable {
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
+        if let answer = handleContentCommand(request, fileSystem: fileSystem, view: view) {
+            guard answer.ok else { return answer }
+            response.message = answer.message
+            return response
+        }
         switch request.command {
         case "attach":
             guard let app = request.app, let target = request.target else {

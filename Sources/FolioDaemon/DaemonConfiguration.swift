@@ -26,14 +26,18 @@ public struct DaemonConfiguration: Sendable {
     public var debug: Bool
     /// What the mount shows: the full view, or one app's view.
     public var view: NamespaceView
+    /// How much content the cache may keep.
+    public var cacheLimit: CacheLimit
 
     /// Creates a configuration.
     public init(
         remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
-        simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full
+        simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full,
+        cacheLimit: CacheLimit = .default
     ) {
+        self.cacheLimit = cacheLimit
         self.view = view
         self.remote = remote
         self.stateDirectory = stateDirectory

@@ -7,6 +7,7 @@ struct Folio: ParsableCommand {
         commandName: "folio",
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
         subcommands: [
-            MountCommand.self, UnmountCommand.self, StatusCommand.self, GrantCommand.self, DemoCommand.self,
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self,
+            EvictCommand.self, DownloadCommand.self, GrantCommand.self, DemoCommand.self,
         ])
 }

@@ -43,6 +43,11 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: .hidden)
     var groupWriteDelayMs: Int = 20
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Most content kept locally: a size (500M, 10G) or a share of the free space (25%); least recently used "
+            + "clean, unpinned, closed files are evicted beyond it.", valueName: "LIMIT"))
+    var cacheLimit: String = "50%"
+
     @Option(name: .long, help: "Simulated network latency per provider call, in milliseconds.")
     var simulateLatencyMs: Int = 0
 
@@ -73,6 +78,9 @@ struct MountCommand: ParsableCommand {
         }
         guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else { throw ValidationError("durations must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
+        guard CacheLimit(parsing: cacheLimit) != nil else {
+            throw ValidationError("--cache-limit takes a size (500M, 10G, 1048576) or a percentage (25%), not '\(cacheLimit)'")
+        }
     }
 
     func run() throws {
@@ -97,7 +105,7 @@ struct MountCommand: ParsableCommand {
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
                 "--poll-interval", "\(pollInterval)", "--upload-delay", "\(uploadDelay)",
-                "--group-write-delay-ms", "\(groupWriteDelayMs)",
+                "--group-write-delay-ms", "\(groupWriteDelayMs)", "--cache-limit", cacheLimit,
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
@@ -121,7 +129,8 @@ struct MountCommand: ParsableCommand {
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
             groupWriteDelay: .milliseconds(groupWriteDelayMs),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
-            debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full)
+            debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full,
+            cacheLimit: CacheLimit(parsing: cacheLimit) ?? .default)
         let readyFD = self.readyFD
         let status = Daemon(configuration: configuration, logger: logger).run { result in
             switch result {

@@ -1,0 +1,58 @@
+import Dispatch
+import FolioCore
+
+extension Daemon {
+    /// Answers `pin`, `unpin`, `evict` and `download` (the path is relative to the root of `view`); `nil` for
+    /// any other command.
+    func handleContentCommand(
+        _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView
+    ) -> ControlResponse? {
+        guard ["pin", "unpin", "evict", "download"].contains(request.command) else { return nil }
+        guard let path = request.path else { return ControlResponse(ok: false, error: "\(request.command) needs a path") }
+        var response = ControlResponse(ok: true)
+        do {
+            let ino = try fileSystem.resolve(path: path, in: view)
+            let shown = path.isEmpty ? "/" : path
+            switch request.command {
+            case "pin", "unpin":
+                let pinned = request.command == "pin"
+                let changed = try fileSystem.setPinned(ino, pinned)
+                response.message = pinned
+                    ? "pinned \(shown) (\(changed) items); placeholders in it are being downloaded"
+                    : "unpinned \(shown) (\(changed) items)"
+            case "evict":
+                let report = try fileSystem.evict(ino)
+                var message = "evicted \(report.evicted) files (\(report.freedBytes) bytes) in \(shown)"
+                if !report.skipped.isEmpty {
+                    message += "; kept \(report.skipped.count): " + report.skipped.prefix(10).joined(separator: ", ")
+                }
+                response.message = message
+            default:
+                let result = try blockingDownload(ino, fileSystem: fileSystem)
+                response.message = "downloaded \(result.files) files (\(result.bytes) bytes) in \(shown)"
+            }
+        } catch {
+            return ControlResponse(ok: false, error: "\(error)")
+        }
+        return response
+    }
+
+    /// Runs a download on the cooperative pool and waits for it (control requests are served on threads of
+    /// their own).
+    private func blockingDownload(
+        _ ino: UInt64, fileSystem: FolioFileSystem
+    ) throws(FolioError) -> (files: Int, bytes: Int64) {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<(files: Int, bytes: Int64), FolioError> = .failure(.io("no result"))
+        Task {
+            do throws(FolioError) {
+                result = .success(try await fileSystem.download(ino))
+            } catch {
+                result = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        return try result.get()
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import FolioDaemon
+import Foundation
+
+/// Sends a command about one path inside a mount and prints the daemon's answer.
+private func sendPathCommand(_ command: String, path: String) throws {
+    guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
+        throw CLIError("\(path) is not inside a running Folio mount")
+    }
+    let response = try ControlClient.send(ControlRequest(command: command, path: relative), mountpoint: mountpoint)
+    guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }
+    print(response.message ?? "done")
+}
+
+/// `folio pin PATH`.
+struct PinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Keep an item downloaded (a folder: everything in it, also what is added later).",
+        discussion: "The same as `setfattr -n user.folio.pinned -v 1 PATH`. Placeholders are downloaded in the "
+            + "background; `folio status PATH` shows the progress.")
+
+    @Argument(help: "A file or folder inside a Folio mount.")
+    var path: String
+
+    func run() throws { try sendPathCommand("pin", path: path) }
+}
+
+/// `folio unpin PATH`.
+struct UnpinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unpin", abstract: "Let an item be evicted again (a folder: everything in it).")
+
+    @Argument(help: "A file or folder inside a Folio mount.")
+    var path: String
+
+    func run() throws { try sendPathCommand("unpin", path: path) }
+}
+
+/// `folio evict PATH`.
+struct EvictCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evict",
+        abstract: "Turn downloaded files back into placeholders, freeing their local content.",
+        discussion: "Only clean files are evicted: a file with changes not uploaded yet, a pinned, open or "
+            + "conflicted file is refused (in a folder: kept, and listed).")
+
+    @Argument(help: "A file or folder inside a Folio mount.")
+    var path: String
+
+    func run() throws { try sendPathCommand("evict", path: path) }
+}
+
+/// `folio download PATH`.
+struct DownloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download", abstract: "Download placeholders without opening them (a folder: everything in it).")
+
+    @Argument(help: "A file or folder inside a Folio mount.")
+    var path: String
+
+    func run() throws { try sendPathCommand("download", path: path) }
+}
