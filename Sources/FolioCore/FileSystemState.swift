@@ -159,6 +159,17 @@ struct State: Sendable {
         return false
     }
 
+    /// The path of `ino` below the root of the container tree it is in (`Docs/a.txt`), or `nil` if it is gone.
+    func path(of ino: UInt64) -> String? {
+        var components: [String] = []
+        var current = ino
+        while let node = nodes[current], node.parent != 0 {
+            components.append(node.name)
+            current = node.parent
+        }
+        return nodes[current] == nil ? nil : components.reversed().joined(separator: "/")
+    }
+
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
 

@@ -325,6 +325,10 @@ extension FolioFileSystem {
             try cache.synchronize(target.fd)
             try synchronizeMetadata()
         }
+        // An upload that failed after `close()` returned is reported here, as a local write error would be.
+        if let node = node(target.ino), case .failed(let reason) = node.state {
+            throw .io("the upload of \(node.name) failed: \(reason)")
+        }
     }
 
     /// Closes a handle; the last handle of a write session commits it.

@@ -68,6 +68,8 @@ public struct FileSystemStatus: Sendable, Codable {
     public var providerOnline: Bool
     /// The last provider error, if any.
     public var lastProviderError: String?
+    /// Items whose upload failed for good (`path: reason`, at most 20), until they are changed again.
+    public var failures: [String] = []
 }
 
 extension FolioFileSystem {
@@ -489,10 +491,16 @@ extension FolioFileSystem {
             for node in state.nodes.values where !node.itemID.isContainerRoot {
                 states[node.state.name, default: 0] += 1
             }
+            var failures: [String] = []
+            for node in state.nodes.values where failures.count < 20 {
+                guard case .failed(let reason) = node.state else { continue }
+                failures.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
+            }
             return FileSystemStatus(
                 states: states, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
-                providerOnline: state.providerOnline, lastProviderError: state.lastProviderError)
+                providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
+                failures: failures.sorted())
         }
     }
 

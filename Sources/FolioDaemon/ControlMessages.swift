@@ -42,6 +42,8 @@ public struct ItemStatus: Codable, Sendable {
     public var pinned: Bool
     /// Changes waiting for upload.
     public var pendingUpload: Bool
+    /// Why the item's upload failed, while it is `failed`.
+    public var error: String?
 }
 
 /// The answer to a control request (one JSON line).

@@ -199,6 +199,7 @@ public final class Daemon: @unchecked Sendable {
                         path: path, id: node.itemID.rawValue, container: node.container.rawValue,
                         kind: node.kind.rawValue, state: node.state.name, size: node.size, progress: progress,
                         version: node.remoteVersion, pinned: node.pinned, pendingUpload: node.hasPendingUpload)
+                    if case .failed(let reason) = node.state { response.item?.error = reason }
                 } catch {
                     return ControlResponse(ok: false, error: "\(error)")
                 }

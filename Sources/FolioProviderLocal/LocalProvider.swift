@@ -71,7 +71,7 @@ public final class LocalProvider: Provider {
 
     /// Creates an item; a retry with the same id returns the existing item instead of creating another.
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
-        let simulation = try await gate.admit("create \(template.name)")
+        let simulation = try await gate.admit("create \(template.name)", writes: true)
         try ItemName.validate(template.name)
         if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
             return existing
@@ -90,7 +90,7 @@ public final class LocalProvider: Provider {
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?
     ) async throws -> RemoteItem {
-        let simulation = try await gate.admit("modify \(id)")
+        let simulation = try await gate.admit("modify \(id)", writes: true)
         if let name = changes.name { try ItemName.validate(name) }
         var staged: FilePath?
         if let contents {

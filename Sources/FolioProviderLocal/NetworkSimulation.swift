@@ -15,12 +15,16 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
     public var offline: Bool
     /// Seed of the random draws behind ``errorRate``: the same seed fails the same calls.
     public var seed: UInt64
+    /// Every create and modify fails with a final (not retryable) `.providerFailure`, as a provider that
+    /// refuses a document (quota exceeded, say) does.
+    public var rejectWrites: Bool
 
     /// A simulation; the defaults simulate a perfect network.
     public init(
         latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int64 = 0, errorRate: Double = 0, offline: Bool = false,
-        seed: UInt64 = 0
+        seed: UInt64 = 0, rejectWrites: Bool = false
     ) {
+        self.rejectWrites = rejectWrites
         self.latencyMilliseconds = max(0, latencyMilliseconds)
         self.bandwidthBytesPerSecond = max(0, bandwidthBytesPerSecond)
         self.errorRate = min(max(errorRate, 0), 1)
@@ -32,7 +36,7 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
     public static let none = NetworkSimulation()
 
     private enum CodingKeys: String, CodingKey {
-        case latencyMilliseconds, bandwidthBytesPerSecond, errorRate, offline, seed
+        case latencyMilliseconds, bandwidthBytesPerSecond, errorRate, offline, seed, rejectWrites
     }
 
     /// Decodes a simulation; absent keys take their default values and out-of-range values are clamped.
@@ -43,7 +47,8 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
             bandwidthBytesPerSecond: try values.decodeIfPresent(Int64.self, forKey: .bandwidthBytesPerSecond) ?? 0,
             errorRate: try values.decodeIfPresent(Double.self, forKey: .errorRate) ?? 0,
             offline: try values.decodeIfPresent(Bool.self, forKey: .offline) ?? false,
-            seed: try values.decodeIfPresent(UInt64.self, forKey: .seed) ?? 0
+            seed: try values.decodeIfPresent(UInt64.self, forKey: .seed) ?? 0,
+            rejectWrites: try values.decodeIfPresent(Bool.self, forKey: .rejectWrites) ?? false
         )
     }
 }

@@ -31,8 +31,8 @@ final class SimulationGate: Sendable {
     }
 
     /// Lets a call through, or fails it as the simulation says; returns the simulation in force (for pacing
-    /// transfers). `operation` names the call in errors.
-    func admit(_ operation: String) async throws -> NetworkSimulation {
+    /// transfers). `operation` names the call in errors; `writes` marks a create or modify.
+    func admit(_ operation: String, writes: Bool = false) async throws -> NetworkSimulation {
         if Task.isCancelled { throw FolioError.interrupted(operation) }
         let simulation = refresh()
         if simulation.offline { throw FolioError.offline("\(operation): the simulated network is offline") }
@@ -48,6 +48,9 @@ final class SimulationGate: Sendable {
             if fails {
                 throw FolioError.providerFailure("\(operation): simulated network failure", retryable: true)
             }
+        }
+        if writes && simulation.rejectWrites {
+            throw FolioError.providerFailure("\(operation): the provider refuses the upload (simulated)", retryable: false)
         }
         return simulation
     }

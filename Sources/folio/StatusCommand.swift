@@ -35,11 +35,13 @@ struct StatusCommand: ParsableCommand {
             print("uploads:  \(summary.pendingUploads) pending, \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             print("items:    \(states.joined(separator: ", "))")
+            for failure in summary.failures { print("FAILED:   \(failure)") }
         }
         if let item = response.item {
             print("")
             print("item:     \(item.path.isEmpty ? "/" : item.path) (\(item.kind), \(item.size) bytes)")
             print("state:    \(item.state)\(item.pendingUpload ? ", upload pending" : "")")
+            if let error = item.error { print("error:    \(error)") }
             print("progress: \(item.progress)")
             print("id:       \(item.id) in \(item.container), version \(item.version ?? "none")")
             print("pinned:   \(item.pinned ? "yes" : "no")")
