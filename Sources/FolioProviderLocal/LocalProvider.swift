@@ -81,7 +81,9 @@ public final class LocalProvider: Provider {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(template.name)")
         }
         defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
-        return try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+        let created = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+        try gate.reply("create \(template.name)")
+        return created
     }
 
     /// Changes an item's content and/or metadata. Content is replaced only if the remote is still at
@@ -97,7 +99,7 @@ public final class LocalProvider: Provider {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
         }
         defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
-        return try tree.withLock { [staged] tree in
+        let modified = try tree.withLock { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
             }
@@ -111,6 +113,8 @@ public final class LocalProvider: Provider {
             item = try tree.applyAttributes(changes, to: item)
             return try tree.remoteItem(for: item)
         }
+        try gate.reply("modify \(id)")
+        return modified
     }
 
     /// Deletes an item; an item already gone is fine, a folder must be empty, and a `baseVersion` the item is
@@ -118,6 +122,7 @@ public final class LocalProvider: Provider {
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
         _ = try await gate.admit("delete \(id)")
         try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion) }
+        try gate.reply("delete \(id)")
     }
 
     /// A new opaque anchor.

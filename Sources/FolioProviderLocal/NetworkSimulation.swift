@@ -15,6 +15,10 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
     public var offline: Bool
     /// Seed of the random draws behind ``errorRate``: the same seed fails the same calls.
     public var seed: UInt64
+    /// Probability (0...1) that a call that changed the remote fails afterwards with a retryable
+    /// `.providerFailure`, as when the reply is lost on the way back: the change is done, the caller does not
+    /// know it and retries.
+    public var lostReplyRate: Double
     /// Every create and modify fails with a final (not retryable) `.providerFailure`, as a provider that
     /// refuses a document (quota exceeded, say) does.
     public var rejectWrites: Bool
@@ -22,8 +26,9 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
     /// A simulation; the defaults simulate a perfect network.
     public init(
         latencyMilliseconds: Int = 0, bandwidthBytesPerSecond: Int64 = 0, errorRate: Double = 0, offline: Bool = false,
-        seed: UInt64 = 0, rejectWrites: Bool = false
+        seed: UInt64 = 0, rejectWrites: Bool = false, lostReplyRate: Double = 0
     ) {
+        self.lostReplyRate = min(max(lostReplyRate, 0), 1)
         self.rejectWrites = rejectWrites
         self.latencyMilliseconds = max(0, latencyMilliseconds)
         self.bandwidthBytesPerSecond = max(0, bandwidthBytesPerSecond)
@@ -36,7 +41,7 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
     public static let none = NetworkSimulation()
 
     private enum CodingKeys: String, CodingKey {
-        case latencyMilliseconds, bandwidthBytesPerSecond, errorRate, offline, seed, rejectWrites
+        case latencyMilliseconds, bandwidthBytesPerSecond, errorRate, offline, seed, rejectWrites, lostReplyRate
     }
 
     /// Decodes a simulation; absent keys take their default values and out-of-range values are clamped.
@@ -48,7 +53,8 @@ public struct NetworkSimulation: Codable, Sendable, Hashable {
             errorRate: try values.decodeIfPresent(Double.self, forKey: .errorRate) ?? 0,
             offline: try values.decodeIfPresent(Bool.self, forKey: .offline) ?? false,
             seed: try values.decodeIfPresent(UInt64.self, forKey: .seed) ?? 0,
-            rejectWrites: try values.decodeIfPresent(Bool.self, forKey: .rejectWrites) ?? false
+            rejectWrites: try values.decodeIfPresent(Bool.self, forKey: .rejectWrites) ?? false,
+            lostReplyRate: try values.decodeIfPresent(Double.self, forKey: .lostReplyRate) ?? 0
         )
     }
 }

@@ -130,6 +130,9 @@ extension RemoteTree {
         }
         let current = try remoteItem(for: item)
         guard current.version == baseVersion else {
+            // A retry of an upload that landed although its reply was lost: the remote already has exactly
+            // this content, so there is nothing to do and no conflict.
+            if SystemCalls.sameContents(item.path, staged) { return item }
             throw FolioError.conflict(
                 "\(item.name) (\(item.id)) is at version \(current.version) on the remote, not \(baseVersion)"
             )

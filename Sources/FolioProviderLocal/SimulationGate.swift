@@ -50,9 +50,19 @@ final class SimulationGate: Sendable {
             }
         }
         if writes && simulation.rejectWrites {
-            throw FolioError.providerFailure("\(operation): the provider refuses the upload (simulated)", retryable: false)
+            throw FolioError.providerFailure(
+                "\(operation): the provider refuses the upload (simulated)", retryable: false)
         }
         return simulation
+    }
+
+    /// Called after a call changed the remote: loses its reply as the simulation's
+    /// ``NetworkSimulation/lostReplyRate`` says (the change stays done).
+    func reply(_ operation: String) throws {
+        let simulation = refresh()
+        guard simulation.lostReplyRate > 0 else { return }
+        let lost = state.withLock { Double.random(in: 0..<1, using: &$0.random) < simulation.lostReplyRate }
+        if lost { throw FolioError.providerFailure("\(operation): reply lost (simulated)", retryable: true) }
     }
 
     /// The simulation in force, after re-reading the override file if it changed. A file that cannot be decoded

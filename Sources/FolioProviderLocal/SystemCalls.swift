@@ -121,6 +121,30 @@ enum SystemCalls {
         guard unlink(path.string) == 0 else { throw lastError("unlink", path) }
     }
 
+    /// Whether two files have the same bytes (sizes first, then the contents in 1 MiB chunks); `false` if either
+    /// cannot be read.
+    static func sameContents(_ first: FilePath, _ second: FilePath) -> Bool {
+        guard let one = try? FileDescriptor.open(first, .readOnly) else { return false }
+        defer { try? one.close() }
+        guard let other = try? FileDescriptor.open(second, .readOnly) else { return false }
+        defer { try? other.close() }
+        var a = stat()
+        var b = stat()
+        guard fstat(one.rawValue, &a) == 0, fstat(other.rawValue, &b) == 0, a.st_size == b.st_size else { return false }
+        var left = [UInt8](repeating: 0, count: 1 << 20)
+        var right = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < Int64(a.st_size) {
+            let count = left.withUnsafeMutableBytes { pread(one.rawValue, $0.baseAddress, $0.count, off_t(offset)) }
+            let otherCount = right.withUnsafeMutableBytes {
+                pread(other.rawValue, $0.baseAddress, $0.count, off_t(offset))
+            }
+            guard count > 0, count == otherCount, left.prefix(count) == right.prefix(count) else { return false }
+            offset += Int64(count)
+        }
+        return true
+    }
+
     /// Removes a file or symlink if present, ignoring every error (clean-up paths).
     static func removeFileQuietly(_ path: FilePath) {
         _ = unlink(path.string)
