@@ -33,4 +33,13 @@ public protocol Provider: Sendable {
 
     /// Deletes an item (a folder must be empty). Deleting an item that is already gone succeeds.
     func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws
+
+    /// Push: a stream that yields soon after anything on the remote may have changed (several changes may
+    /// come as one element), or `nil` if the provider can only be polled.
+    func changeNotifications() -> AsyncStream<Void>?
+}
+
+extension Provider {
+    /// Providers without push are polled.
+    public func changeNotifications() -> AsyncStream<Void>? { nil }
 }

@@ -40,6 +40,7 @@ public final class Daemon: @unchecked Sendable {
         services.control.stop()
         detachAllViews()
         services.poller.cancel()
+        services.provider.stopWatching()
         services.uploader.stop()
         services.keeper.stop()
         services.mount.unmount()
@@ -53,6 +54,7 @@ public final class Daemon: @unchecked Sendable {
         var mount: FUSEMount
         var uploader: Uploader
         var keeper: ContentKeeper
+        var provider: LocalProvider
         var poller: Task<Void, Never>
         var control: ControlServer
         var lock: StateLock
@@ -134,7 +136,7 @@ public final class Daemon: @unchecked Sendable {
         keeper.start()
         let pollTask = Task { await poller.run() }
         return Services(
-            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, poller: pollTask,
+            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, provider: provider, poller: pollTask,
             control: control, lock: lock)
     }
 

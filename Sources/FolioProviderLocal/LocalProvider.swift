@@ -1,4 +1,5 @@
 import FolioCore
+import Synchronization
 import SystemPackage
 
 /// The embedded default backend: a directory on this machine plays the remote.
@@ -30,6 +31,8 @@ public final class LocalProvider: Provider {
     let tree: SharedRemoteTree
     /// The network simulation.
     let gate: SimulationGate
+    /// Push: the inotify watcher, once ``changeNotifications()`` asked for it.
+    private let watcher = Mutex<RemoteWatcher?>(nil)
 
     /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
     /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
@@ -46,6 +49,20 @@ public final class LocalProvider: Provider {
         tree = try SharedRemoteTree.forRemote(at: layout)
         gate = SimulationGate(configured: simulation, overrideFile: layout.simulationOverride)
         Self.removeAbandonedUploads(in: layout.staging)
+    }
+
+    /// Push: yields soon after anything in the remote folder changed (inotify on every folder), or `nil` where
+    /// inotify is not available. One stream per provider; call ``stopWatching()`` when done.
+    public func changeNotifications() -> AsyncStream<Void>? {
+        watcher.withLock { watcher in
+            if watcher == nil { watcher = RemoteWatcher(root: root) }
+            return watcher?.stream
+        }
+    }
+
+    /// Stops the push notifications.
+    public func stopWatching() {
+        watcher.withLock { $0?.stop() }
     }
 
     /// Lists the containers: one per top-level directory, described by the manifest.

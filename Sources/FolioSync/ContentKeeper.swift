@@ -13,12 +13,7 @@ public final class ContentKeeper: ContentKeeping {
     public let cacheLimit: Int64
     /// How often the keeper looks even when nobody woke it.
     public let interval: Duration
-    private struct WakeState {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let wake = Mutex(WakeState())
+    private let wake = WakeSignal()
     private let loop = Mutex<Task<Void, Never>?>(nil)
 
     /// Creates a keeper (call ``start()``).
@@ -49,17 +44,12 @@ public final class ContentKeeper: ContentKeeping {
     }
 
     public func contentChanged() {
-        let waiter = wake.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.pending = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
+        wake.signal()
     }
 
     private func run() async {
         while !Task.isCancelled {
-            await waitForWork()
+            await wake.wait(upTo: interval)
             if Task.isCancelled { return }
             await downloadPinnedItems()
             fileSystem.enforceCacheLimit(cacheLimit)
@@ -77,30 +67,5 @@ public final class ContentKeeper: ContentKeeping {
                 return
             }
         }
-    }
-
-    private func waitForWork() async {
-        let interval = self.interval
-        let timer = Task {
-            try? await Task.sleep(for: interval)
-            self.contentChanged()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = wake.withLock { state -> Bool in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            self.contentChanged()
-        }
-        wake.withLock { $0.pending = false }
     }
 }

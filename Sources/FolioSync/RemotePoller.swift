@@ -1,8 +1,9 @@
 import FolioCore
 import Logging
 
-/// Brings the provider's containers into the tree: once at start, then every `interval` (a full enumeration
-/// per container; incremental change tracking comes with the sync engine).
+/// Brings the provider's containers into the tree: once at start, then whenever the provider pushes a change
+/// notification (the local provider does, with inotify), and every `interval` in any case (a full enumeration
+/// per container).
 public final class RemotePoller: Sendable {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
@@ -45,12 +46,23 @@ public final class RemotePoller: Sendable {
         }
     }
 
-    /// Polls until the task is cancelled.
+    /// Refreshes on push notifications and every `interval`, until the task is cancelled. A burst of
+    /// notifications (a folder copied onto the remote) is taken in with one refresh after it pauses briefly.
     public func run() async {
+        let wake = WakeSignal()
+        let listener = Task { [provider] in
+            guard let notifications = provider.changeNotifications() else { return }
+            for await _ in notifications { wake.signal() }
+        }
+        defer { listener.cancel() }
         while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+            await wake.wait(upTo: interval)
             if Task.isCancelled { return }
+            try? await Task.sleep(for: Self.burstPause)
             await refresh()
         }
     }
+
+    /// How long the poller lets a burst of notifications gather before it refreshes.
+    static let burstPause: Duration = .milliseconds(50)
 }

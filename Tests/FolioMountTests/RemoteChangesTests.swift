@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+
+/// Issue 3 "Remote changes": changes made on the remote by someone else — a person editing the local
+/// provider's folder, or another Folio mount of the same remote — appear in the mount through push (the
+/// poll interval is ten minutes here, so nothing else could bring them), with kernel caches invalidated.
+final class RemoteChangesTests: MountTestCase {
+    override var mountArguments: [String] { ["--poll-interval", "600"] }
+
+    override func prepareRemote() throws {
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("""
+            set -e
+            mkdir -p '\(drive)/docs' '\(drive)/other'
+            echo 'first' > '\(drive)/docs/a.txt'
+            echo 'pinned first' > '\(drive)/docs/pinned.txt'
+            """)
+    }
+
+    private func read(_ relative: String) -> String? {
+        let result = Shell.run("cat '\(fixture.path(relative))'")
+        return result.status == 0 ? result.stdout : nil
+    }
+
+    private func eventually(_ what: String, _ condition: @escaping () -> Bool) {
+        XCTAssertTrue(Shell.waitUntil(timeout: 15, condition), "\(what); log:\n\(fixture.log.suffix(2000))")
+    }
+
+    func testEditsOfTheRemoteFolderAppearThroughPush() throws {
+        let drive = fixture.remote + "/com.folio.drive"
+        XCTAssertEqual(read("docs/a.txt"), "first\n")  // materialized, cached by the kernel
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("docs"))'"), "a.txt\npinned.txt\n")
+        Shell.check("setfattr -n user.folio.pinned -v 1 '\(fixture.path("docs/pinned.txt"))'")
+        eventually("pinned file downloaded") {
+            Shell.run("getfattr --only-values -n user.folio.state '\(self.fixture.path("docs/pinned.txt"))'")
+                .stdout == "materialized"
+        }
+        // A reader of the current version keeps it while the remote changes.
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        let script = "import sys,time\nf=open(sys.argv[1])\nprint('ready',flush=True)\nsys.stdin.readline()\n"
+            + "print(f.read(),end='')"
+        reader.arguments = ["-c", script, fixture.path("docs/a.txt")]
+        let input = Pipe()
+        let output = Pipe()
+        reader.standardInput = input
+        reader.standardOutput = output
+        try reader.run()
+        var ready = Data()
+        while !ready.contains(UInt8(ascii: "\n")) {  // "ready\n": the file is open
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            ready.append(chunk)
+        }
+
+        Shell.check("echo 'second, longer' > '\(drive)/docs/a.txt.tmp' && mv '\(drive)/docs/a.txt.tmp' '\(drive)/docs/a.txt'")
+        eventually("a changed document shows its new content") { self.read("docs/a.txt") == "second, longer\n" }
+        try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        reader.waitUntilExit()
+        let rest = ready.drop { $0 != UInt8(ascii: "\n") }.dropFirst() + output.fileHandleForReading.readDataToEndOfFile()
+        XCTAssertEqual(String(decoding: rest, as: UTF8.self), "first\n", "an open reader keeps the version it opened")
+
+        Shell.check("echo 'pinned second' > '\(drive)/docs/pinned.txt'")
+        eventually("a pinned document is downloaded again") {
+            Shell.run("getfattr --only-values -n user.folio.state '\(self.fixture.path("docs/pinned.txt"))'")
+                .stdout == "materialized" && self.read("docs/pinned.txt") == "pinned second\n"
+        }
+
+        Shell.check("echo 'new' > '\(drive)/docs/new.txt'")
+        eventually("a created document appears") { self.read("docs/new.txt") == "new\n" }
+        Shell.check("mv '\(drive)/docs/new.txt' '\(drive)/other/moved.txt'")
+        eventually("a move across folders shows") {
+            self.read("other/moved.txt") == "new\n" && !FileManager.default.fileExists(atPath: self.fixture.path("docs/new.txt"))
+        }
+        Shell.check("rm '\(drive)/other/moved.txt'")
+        eventually("a delete shows") { Shell.check("ls '\(self.fixture.path("other"))'").isEmpty }
+        XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
+    }
+
+    func testAnotherMountOfTheSameRemoteIsAnotherDevice() throws {
+        let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
+        addTeardownBlock { device.tearDown() }
+        try device.start()
+        Shell.check("mkdir '\(device.path("shared"))' && echo 'from B' > '\(device.path("shared/b.txt"))'")
+        device.waitForUploads()
+        eventually("a create on the other device appears") { self.read("shared/b.txt") == "from B\n" }
+        Shell.check("mv '\(device.path("shared/b.txt"))' '\(device.path("shared/c.txt"))'")
+        device.waitForUploads()
+        eventually("a rename on the other device shows") {
+            self.read("shared/c.txt") == "from B\n" && self.read("shared/b.txt") == nil
+        }
+        Shell.check("echo 'edited on B' > '\(device.path("shared/c.txt"))'")
+        device.waitForUploads()
+        eventually("an edit on the other device shows") { self.read("shared/c.txt") == "edited on B\n" }
+        Shell.check("rm '\(device.path("shared/c.txt"))'")
+        device.waitForUploads()
+        eventually("a delete on the other device shows") { self.read("shared/c.txt") == nil }
+    }
+}
