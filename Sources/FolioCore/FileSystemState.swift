@@ -10,6 +10,8 @@ struct State: Sendable {
     var references: [UInt64: [String: ItemID]] = [:]
     /// How many references open each item (the item's link count beyond its own name).
     var referenceCounts: [ItemID: Int] = [:]
+    /// Conflict versions by item.
+    var conflicts: [ItemID: [ConflictVersion]] = [:]
     /// Recents and the inodes of virtual folders.
     var virtual = VirtualFolderState()
     var values: [String: String] = [:]

@@ -261,6 +261,17 @@ extension FolioFileSystem {
                         removed = true
                     }
                 }
+                if case .failure(.conflict(let reason)) = result {
+                    // Deleted here, changed on the remote: the remote version is kept (the next enumeration
+                    // brings it back); a delete never destroys a change nobody here has seen.
+                    logger.warning("not deleting \(tombstone.itemID) on the remote, it changed there: \(reason)")
+                    var batch = StoreBatch()
+                    batch.tombstoneDeletes.append(tombstone.itemID)
+                    if (try? persist(batch, state: &state)) != nil {
+                        state.tombstones[tombstone.itemID] = nil
+                        removed = true
+                    }
+                }
                 // Not done: back into the upload order, to be retried.
                 if !removed { state.tombstones.requeue(tombstone) }
             case .create(let ino, let template, _, let generation, let epoch):
@@ -308,6 +319,15 @@ extension FolioFileSystem {
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
+            keeper?.contentChanged()
+        case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
+            // Deleted on the remote while changed here: the local version is kept and created again.
+            logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
+            node.remoteVersion = nil
+            node.remoteContainer = nil
+            node.generation += 1
+            node.state = .dirty(generation: node.generation)
+            node.dirtySequence = state.allocateSequence()
         case .failure(let error):
             if case .uploading(let current) = node.state {
                 node.state = (try? node.state.applying(
@@ -343,6 +363,7 @@ extension FolioFileSystem {
             var batch = StoreBatch()
             var invalidations: [(UInt64, String?)] = []
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
+            var conflictSeen = false
             var pending = items.filter { $0.kind != .fifo && $0.kind != .socket }
             var seen: Set<ItemID> = [ItemID.root(of: container.id)]
             var progress = true
@@ -360,6 +381,17 @@ extension FolioFileSystem {
                     progress = true
                     seen.insert(item.id)
                     if let ino = state.byItemID[item.id], var node = state.nodes[ino] {
+                        if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
+                           !state.uploadsInFlight.contains(node.itemID), node.state.hasPendingLocalVersion {
+                            // Changed on the remote and here: a conflict; the sync engine keeps both versions.
+                            if node.state != .conflicted {
+                                node.state = .conflicted
+                                state.nodes[ino] = node
+                                batch.upserts.append(node)
+                            }
+                            conflictSeen = true
+                            continue
+                        }
                         guard !node.hasPendingUpload, node.state != .conflicted else { continue }
                         let contentChanged = node.remoteVersion != item.version && node.kind == .file
                         let moved = node.parent != parentIno || node.name != item.name
@@ -433,6 +465,7 @@ extension FolioFileSystem {
                 }
             }
             try persist(batch, state: &state)
+            if conflictSeen { keeper?.contentChanged() }
             return invalidations
         }
         guard let invalidations else { return false }

@@ -96,6 +96,7 @@ public final class FolioFileSystem: Sendable {
         }
         state.values = snapshot.values
         if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
+        for conflict in snapshot.conflicts { state.conflicts[conflict.itemID, default: []].append(conflict) }
         for reference in snapshot.references
         where state.nodes[reference.parent] != nil && state.byItemID[reference.target] != nil {
             state.insertReference(reference)
@@ -151,7 +152,9 @@ public final class FolioFileSystem: Sendable {
 
     /// Deletes version files no node refers to (left behind by a crash).
     private func collectGarbage() {
-        let referenced = state.withLock { state in Set(state.nodes.values.compactMap(\.contentFile)) }
+        let referenced = state.withLock { state in
+            Set(state.nodes.values.compactMap(\.contentFile) + state.conflicts.values.flatMap { $0.map(\.contentFile) })
+        }
         for name in cache.allFiles() where !referenced.contains(name) && name != ContentCache.emptyVersion {
             cache.remove(name)
         }
@@ -208,7 +211,8 @@ public final class FolioFileSystem: Sendable {
     /// Called before the caller changes `state`, like ``persist(_:durable:state:)``.
     func stage(_ batch: StoreBatch, state: inout State) throws(FolioError) {
         // References change rarely (a grant, a rename or unlink of one): written at once.
-        if state.storeFailure != nil || !batch.referenceUpserts.isEmpty || !batch.referenceDeletes.isEmpty {
+        if state.storeFailure != nil || !batch.referenceUpserts.isEmpty || !batch.referenceDeletes.isEmpty
+            || !batch.conflictUpserts.isEmpty || !batch.conflictDeletes.isEmpty {
             try persist(batch, state: &state)
             return
         }
@@ -306,6 +310,8 @@ public final class FolioFileSystem: Sendable {
         }
         combined.referenceUpserts = batch.referenceUpserts
         combined.referenceDeletes = batch.referenceDeletes
+        combined.conflictUpserts = batch.conflictUpserts
+        combined.conflictDeletes = batch.conflictDeletes
         guard !combined.isEmpty || durable else { return }
         do {
             try store.apply(combined, durable: durable)

@@ -8,6 +8,8 @@ public struct StoreSnapshot: Sendable {
     public var values: [String: String]
     /// External references.
     public var references: [ExternalReference]
+    /// Conflict versions.
+    public var conflicts: [ConflictVersion] = []
 
     /// Creates a snapshot.
     public init(
@@ -37,6 +39,10 @@ public struct StoreBatch: Sendable {
     public var referenceUpserts: [ExternalReference] = []
     /// Locations of external references to drop.
     public var referenceDeletes: [ExternalReference.Location] = []
+    /// Conflict versions to insert or replace (by item and remote version).
+    public var conflictUpserts: [ConflictVersion] = []
+    /// Items whose conflict versions are all dropped.
+    public var conflictDeletes: [ItemID] = []
 
     /// An empty batch.
     public init() {}
@@ -44,7 +50,7 @@ public struct StoreBatch: Sendable {
     /// Whether the batch changes nothing.
     public var isEmpty: Bool {
         upserts.isEmpty && deletes.isEmpty && tombstoneUpserts.isEmpty && tombstoneDeletes.isEmpty && values.isEmpty
-            && referenceUpserts.isEmpty && referenceDeletes.isEmpty
+            && referenceUpserts.isEmpty && referenceDeletes.isEmpty && conflictUpserts.isEmpty && conflictDeletes.isEmpty
     }
 }
 

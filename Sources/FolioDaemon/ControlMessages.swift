@@ -68,6 +68,8 @@ public struct ControlResponse: Codable, Sendable {
     public var view: String?
     /// What a command did, for the user.
     public var message: String?
+    /// An item's versions (`versions`).
+    public var versions: [VersionInfo]?
     /// The answering mount is a view attached to another mount's daemon: unmounting it leaves the daemon
     /// running.
     public var isAttachedView: Bool?

@@ -7,7 +7,7 @@ extension Daemon {
     func handleContentCommand(
         _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView
     ) -> ControlResponse? {
-        guard ["pin", "unpin", "evict", "download"].contains(request.command) else { return nil }
+        guard ["pin", "unpin", "evict", "download", "versions", "resolve"].contains(request.command) else { return nil }
         guard let path = request.path else { return ControlResponse(ok: false, error: "\(request.command) needs a path") }
         var response = ControlResponse(ok: true)
         do {
@@ -20,6 +20,14 @@ extension Daemon {
                 response.message = pinned
                     ? "pinned \(shown) (\(changed) items); placeholders in it are being downloaded"
                     : "unpinned \(shown) (\(changed) items)"
+            case "versions":
+                response.versions = try fileSystem.versions(of: ino)
+            case "resolve":
+                guard let keep = request.target.flatMap(ConflictResolution.init(rawValue:)) else {
+                    throw FolioError.invalidArgument("resolve needs --keep local, remote or both")
+                }
+                try fileSystem.resolveConflict(ino, keep: keep)
+                response.message = "resolved \(shown): kept \(keep == .both ? "both versions" : "the \(keep.rawValue) version")"
             case "evict":
                 let report = try fileSystem.evict(ino)
                 var message = "evicted \(report.evicted) files (\(report.freedBytes) bytes) in \(shown)"

@@ -114,7 +114,8 @@ public final class Daemon: @unchecked Sendable {
         let cacheLimit = configuration.cacheLimit.bytes(
             freeSpace: Int64(statistics.availableBlocks &* statistics.blockSize))
         let keeper = ContentKeeper(
-            fileSystem: fileSystem, materializer: materializer, logger: logger, cacheLimit: cacheLimit)
+            fileSystem: fileSystem, materializer: materializer, provider: provider, logger: logger,
+            cacheLimit: cacheLimit)
         fileSystem.connect(keeper: keeper)
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
@@ -163,6 +164,7 @@ public final class Daemon: @unchecked Sendable {
         if let answer = handleContentCommand(request, fileSystem: fileSystem, view: view) {
             guard answer.ok else { return answer }
             response.message = answer.message
+            response.versions = answer.versions
             return response
         }
         switch request.command {

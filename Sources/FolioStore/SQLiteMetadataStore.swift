@@ -104,6 +104,18 @@ public final class SQLiteMetadataStore: MetadataStore {
                 while try values.next() {
                     snapshot.values[try values.text(0, "a value", "key")] = try values.text(1, "a value", "value")
                 }
+                let conflicts = try StoreStatement(db, StoreSchema.selectConflicts)
+                defer { conflicts.reset() }
+                while try conflicts.next() {
+                    snapshot.conflicts.append(ConflictVersion(
+                        itemID: ItemID(try conflicts.text(0, "a conflict version", "item_id")),
+                        remoteVersion: try conflicts.text(1, "a conflict version", "remote_version"),
+                        size: try conflicts.integer(2, "a conflict version", "size"),
+                        modificationTime: Timestamp(
+                            seconds: try conflicts.integer(3, "a conflict version", "mtime_s"),
+                            nanoseconds: try conflicts.integer(4, "a conflict version", "mtime_ns")),
+                        contentFile: try conflicts.text(5, "a conflict version", "content_file")))
+                }
                 let references = try StoreStatement(db, StoreSchema.selectReferences)
                 defer { references.reset() }
                 while try references.next() {
@@ -219,6 +231,33 @@ public final class SQLiteMetadataStore: MetadataStore {
                     try statement.execute()
                 } catch {
                     throw FolioError.store(error, "cannot write the reference '\(reference.name)' to \(path)")
+                }
+            }
+        }
+        if !batch.conflictDeletes.isEmpty {
+            let statement = try StoreStatement(db, StoreSchema.deleteConflicts)
+            for itemID in batch.conflictDeletes {
+                statement.bind(1, itemID.rawValue)
+                do {
+                    try statement.execute()
+                } catch {
+                    throw FolioError.store(error, "cannot delete the conflict versions of \(itemID) from \(path)")
+                }
+            }
+        }
+        if !batch.conflictUpserts.isEmpty {
+            let statement = try StoreStatement(db, StoreSchema.upsertConflict)
+            for conflict in batch.conflictUpserts {
+                statement.bind(1, conflict.itemID.rawValue)
+                statement.bind(2, conflict.remoteVersion)
+                statement.bind(3, conflict.size)
+                statement.bind(4, conflict.modificationTime.seconds)
+                statement.bind(5, conflict.modificationTime.nanoseconds)
+                statement.bind(6, conflict.contentFile)
+                do {
+                    try statement.execute()
+                } catch {
+                    throw FolioError.store(error, "cannot write a conflict version of \(conflict.itemID) to \(path)")
                 }
             }
         }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
     /// written by a newer Folio and is refused.
-    static let version: Int = 2
+    static let version: Int = 3
 
     /// The migrations, in order. Add new ones at the end; never edit a shipped one.
     static func makeMigrator() -> DatabaseMigrator {
@@ -71,6 +71,20 @@ enum StoreSchema {
                 PRAGMA user_version = 2;
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE conflict_version (
+                    item_id TEXT NOT NULL,
+                    remote_version TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime_s INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL,
+                    content_file TEXT NOT NULL,
+                    PRIMARY KEY (item_id, remote_version)
+                );
+                PRAGMA user_version = 3;
+                """)
+        }
         return migrator
     }
 
@@ -112,6 +126,19 @@ enum StoreSchema {
 
     /// Reads every external reference.
     static let selectReferences = "SELECT parent, name, target FROM reference"
+
+    /// Inserts or replaces one conflict version.
+    static let upsertConflict = """
+        INSERT OR REPLACE INTO conflict_version (item_id, remote_version, size, mtime_s, mtime_ns, content_file)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """
+
+    /// Deletes the conflict versions of one item.
+    static let deleteConflicts = "DELETE FROM conflict_version WHERE item_id = ?"
+
+    /// Reads every conflict version.
+    static let selectConflicts =
+        "SELECT item_id, remote_version, size, mtime_s, mtime_ns, content_file FROM conflict_version"
 
     /// Reads every named value.
     static let selectValues = "SELECT key, value FROM value"

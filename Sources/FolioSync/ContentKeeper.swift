@@ -2,12 +2,14 @@ import FolioCore
 import Logging
 import Synchronization
 
-/// Keeps pinned items downloaded and the local content within the cache limit, in the background: woken by
-/// the core when pins change, content arrives or the remote adds items to a pinned folder, and every
-/// ``interval`` in any case (to retry downloads that failed, e.g. while offline).
+/// Keeps pinned items downloaded, the local content within the cache limit, and the remote side of every
+/// conflict as a conflict version, in the background: woken by the core when pins change, content arrives,
+/// the remote adds items to a pinned folder or a conflict appears, and every ``interval`` in any case (to
+/// retry what failed, e.g. while offline).
 public final class ContentKeeper: ContentKeeping {
     private let fileSystem: FolioFileSystem
     private let materializer: any ContentMaterializing
+    private let provider: any Provider
     private let logger: Logger
     /// The most bytes of content kept locally; least recently used clean, unpinned, closed files go first.
     public let cacheLimit: Int64
@@ -18,9 +20,10 @@ public final class ContentKeeper: ContentKeeping {
 
     /// Creates a keeper (call ``start()``).
     public init(
-        fileSystem: FolioFileSystem, materializer: any ContentMaterializing, logger: Logger, cacheLimit: Int64,
-        interval: Duration = .seconds(5)
+        fileSystem: FolioFileSystem, materializer: any ContentMaterializing, provider: any Provider, logger: Logger,
+        cacheLimit: Int64, interval: Duration = .seconds(5)
     ) {
+        self.provider = provider
         self.fileSystem = fileSystem
         self.materializer = materializer
         self.logger = logger
@@ -51,8 +54,42 @@ public final class ContentKeeper: ContentKeeping {
         while !Task.isCancelled {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }
+            await keepConflictVersions()
             await downloadPinnedItems()
             fileSystem.enforceCacheLimit(cacheLimit)
+        }
+    }
+
+    /// For each conflicted item, downloads the remote's current content as a conflict version (once per remote
+    /// version); an item the remote deleted is created there again from the local version.
+    private func keepConflictVersions() async {
+        let conflicted = fileSystem.conflictedItems()
+        guard !conflicted.isEmpty else { return }
+        var remoteItems: [ContainerID: [ItemID: RemoteItem]] = [:]
+        for item in conflicted {
+            if Task.isCancelled { return }
+            do {
+                if remoteItems[item.container] == nil {
+                    let (items, _) = try await provider.enumerateItems(in: item.container)
+                    remoteItems[item.container] = Dictionary(items.map { ($0.id, $0) }) { first, _ in first }
+                }
+                guard let remote = remoteItems[item.container]?[item.itemID] else {
+                    try fileSystem.recreateDeletedItem(item.ino)
+                    continue
+                }
+                if remote.version == item.remoteVersion { continue }
+                let file = try fileSystem.newContentFile()
+                do {
+                    let fetched = try await provider.fetchContents(
+                        of: remote.id, in: item.container, version: remote.version, to: file.path) { _ in }
+                    try fileSystem.addConflictVersion(item.ino, remote: fetched, fileName: file.name)
+                } catch {
+                    fileSystem.discardContentFile(file.name)
+                    throw error
+                }
+            } catch {
+                logger.warning("cannot keep the remote version of conflicted \(item.itemID) now, will retry: \(error)")
+            }
         }
     }
 

@@ -34,6 +34,12 @@ public final class InMemoryMetadataStore: MetadataStore {
             for reference in batch.referenceUpserts { references[reference.location] = reference }
             for location in batch.referenceDeletes { references[location] = nil }
             snapshot.references = Array(references.values)
+            let dropped = Set(batch.conflictDeletes)
+            snapshot.conflicts.removeAll { dropped.contains($0.itemID) }
+            for conflict in batch.conflictUpserts {
+                snapshot.conflicts.removeAll { $0.itemID == conflict.itemID && $0.remoteVersion == conflict.remoteVersion }
+                snapshot.conflicts.append(conflict)
+            }
         }
     }
 }

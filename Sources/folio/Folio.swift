@@ -8,6 +8,6 @@ struct Folio: ParsableCommand {
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self,
-            EvictCommand.self, DownloadCommand.self, GrantCommand.self, DemoCommand.self,
+            EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self, DemoCommand.self,
         ])
 }

@@ -320,7 +320,7 @@ final class SQLiteMetadataStoreTests: XCTestCase {
 
     func testNewerSchemaVersionIsRefused() throws {
         try openStore().close()
-        try DatabaseQueue(path: databasePath).write { try $0.execute(sql: "PRAGMA user_version = 3") }
+        try DatabaseQueue(path: databasePath).write { try $0.execute(sql: "PRAGMA user_version = 4") }
         XCTAssertThrowsError(try openStore()) { error in
             guard case .notSupported(let message)? = error as? FolioError else {
                 return XCTFail("expected FolioError.notSupported, got \(error)")
@@ -329,13 +329,13 @@ final class SQLiteMetadataStoreTests: XCTestCase {
             XCTAssertTrue(message.contains(self.databasePath), message)
         }
         let version = try DatabaseQueue(path: databasePath).read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(version, 3, "a refused file is left alone")
+        XCTAssertEqual(version, 4, "a refused file is left alone")
     }
 
     func testUnknownMigrationIsRefused() throws {
         try openStore().close()
         try DatabaseQueue(path: databasePath).write {
-            try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v3')")
+            try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v4')")
         }
         XCTAssertThrowsError(try openStore()) { error in
             guard case .notSupported? = error as? FolioError else {

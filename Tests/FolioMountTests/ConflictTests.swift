@@ -1,0 +1,128 @@
+import Foundation
+import XCTest
+
+/// Issue 3 "Conflicts": two Folio mounts ("devices") of one remote edit the same document at once; both
+/// versions survive as current and conflict version, `folio versions` lists and shows them, and after a
+/// resolve both mounts converge. Delete/modify races keep the change.
+final class ConflictTests: MountTestCase {
+    /// This device waits up to 3 s before uploading, so the other device's edit lands first.
+    override var mountArguments: [String] { ["--upload-delay", "3", "--poll-interval", "600"] }
+
+    override func prepareRemote() throws {
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("mkdir -p '\(drive)/docs' && echo 'original' > '\(drive)/docs/doc.txt'")
+    }
+
+    private func state(_ mount: MountFixture, _ relative: String) -> String {
+        Shell.run("getfattr --only-values -n user.folio.state '\(mount.path(relative))'").stdout
+    }
+
+    private func startOtherDevice() throws -> MountFixture {
+        let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
+        addTeardownBlock { device.tearDown() }
+        try device.start()
+        return device
+    }
+
+    func testConcurrentEditsKeepBothVersionsAndConvergeAfterResolve() throws {
+        let other = try startOtherDevice()
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))' '\(other.path("docs/doc.txt"))'"), "original\noriginal\n")
+        Shell.check("echo 'edited here' > '\(fixture.path("docs/doc.txt"))'")
+        Shell.check("echo 'edited on the other device' > '\(other.path("docs/doc.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.state(self.fixture, "docs/doc.txt") == "conflicted" },
+                      "this device sees the conflict; log:\n\(fixture.log.suffix(3000))")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "edited here\n", "the local version stays current")
+
+        // Both versions survive and are listed; the remote one can be shown.
+        var listing = ""
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            listing = self.fixture.folio("versions '\(self.fixture.path("docs/doc.txt"))'").stdout
+            return listing.split(separator: "\n").count == 2
+        }, listing + fixture.log.suffix(2000))
+        XCTAssertTrue(listing.hasPrefix("current\tlocal\t"), listing)
+        let remoteID = String(listing.split(separator: "\n")[1].split(separator: "\t")[0])
+        XCTAssertEqual(fixture.folio("versions show '\(fixture.path("docs/doc.txt"))' '\(remoteID)'").stdout,
+                       "edited on the other device\n")
+        let json = fixture.folio("versions --json '\(fixture.path("docs/doc.txt"))'").stdout
+        let entries = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
+        let conflictPath = entries.first { ($0["isCurrent"] as? Bool) == false }?["path"] as? String ?? ""
+        XCTAssertEqual(try? String(contentsOfFile: conflictPath, encoding: .utf8), "edited on the other device\n",
+                       "readable without the CLI")
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.remotePath("docs/doc.txt"), encoding: .utf8),
+            "edited on the other device\n", "the conflicted local version is not uploaded over the other one")
+
+        // Keep both: the local version is uploaded, the other one becomes a sibling; both devices converge.
+        let resolved = fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep both")
+        XCTAssertEqual(resolved.status, 0, resolved.stderr)
+        fixture.waitForUploads()
+        let expected = ["doc (conflict from the remote, ", "doc.txt"]
+        for mount in [fixture!, other] {
+            XCTAssertTrue(Shell.waitUntil(timeout: 20) {
+                let names = Shell.check("ls '\(mount.path("docs"))'").split(separator: "\n")
+                return names.count == 2 && names.allSatisfy { name in expected.contains { name.hasPrefix($0) } }
+                    && Shell.run("cat '\(mount.path("docs/doc.txt"))'").stdout == "edited here\n"
+            }, Shell.check("ls -la '\(mount.path("docs"))'"))
+            let sibling = Shell.check("ls '\(mount.path("docs"))' | grep conflict").trimmingCharacters(in: .newlines)
+            XCTAssertEqual(Shell.check("cat '\(mount.path("docs/" + sibling))'"), "edited on the other device\n")
+        }
+        XCTAssertEqual(state(fixture, "docs/doc.txt"), "materialized")
+        XCTAssertEqual(fixture.folio("versions '\(fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count, 1)
+    }
+
+    func testKeepRemoteAndKeepLocal() throws {
+        let other = try startOtherDevice()
+        _ = Shell.check("cat '\(fixture.path("docs/doc.txt"))'")
+        Shell.check("echo 'mine' > '\(fixture.path("docs/doc.txt"))'")
+        Shell.check("echo 'theirs' > '\(other.path("docs/doc.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("versions '\(self.fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count == 2
+        })
+        XCTAssertEqual(fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep remote").status, 0)
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "theirs\n")
+        XCTAssertEqual(state(fixture, "docs/doc.txt"), "materialized")
+
+        // Again, keeping the local version this time: it replaces the remote one on both devices.
+        Shell.check("echo 'mine again' > '\(fixture.path("docs/doc.txt"))'")
+        Shell.check("echo 'theirs again' > '\(other.path("docs/doc.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("versions '\(self.fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count == 2
+        })
+        XCTAssertEqual(fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep local").status, 0)
+        fixture.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) {
+            Shell.run("cat '\(other.path("docs/doc.txt"))'").stdout == "mine again\n"
+        })
+        let bad = fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep local")
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains("no conflict versions"), bad.stderr)
+        XCTAssertNotEqual(fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep mine").status, 0)
+    }
+
+    func testDeleteModifyRacesKeepTheChange() throws {
+        let other = try startOtherDevice()
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("echo 'second' > '\(drive)/docs/b.txt'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: self.fixture.path("docs/b.txt")) })
+        _ = Shell.check("cat '\(fixture.path("docs/doc.txt"))' '\(fixture.path("docs/b.txt"))'")
+
+        // Changed here, deleted on the remote: the local version is kept and created again.
+        Shell.check("echo 'changed here' > '\(fixture.path("docs/doc.txt"))'")
+        Shell.check("rm '\(other.path("docs/doc.txt"))'")
+        fixture.waitForUploads(timeout: 60)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            (try? String(contentsOfFile: self.fixture.remotePath("docs/doc.txt"), encoding: .utf8)) == "changed here\n"
+        }, fixture.log.suffix(3000).description)
+
+        // Deleted here, changed on the remote: the remote version is kept and comes back.
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: other.path("docs/b.txt")) })
+        Shell.check("echo 'changed there' > '\(other.path("docs/b.txt"))'")
+        Shell.check("rm '\(fixture.path("docs/b.txt"))'")
+        other.waitForUploads()
+        fixture.waitForUploads(timeout: 60)
+        XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("docs/b.txt"), encoding: .utf8), "changed there\n")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            Shell.run("cat '\(self.fixture.path("docs/b.txt"))'").stdout == "changed there\n"
+        }, fixture.log.suffix(3000).description)
+    }
+}
