@@ -40,7 +40,8 @@ final class ConflictTests: MountTestCase {
             return listing.split(separator: "\n").count == 2
         }, listing + fixture.log.suffix(2000))
         XCTAssertTrue(listing.hasPrefix("current\tlocal\t"), listing)
-        let remoteID = String(listing.split(separator: "\n")[1].split(separator: "\t")[0])
+        let lines = listing.split(separator: "\n")
+        let remoteID = lines.count > 1 ? String(lines[1].split(separator: "\t").first ?? "") : "missing"
         XCTAssertEqual(fixture.folio("versions show '\(fixture.path("docs/doc.txt"))' '\(remoteID)'").stdout,
                        "edited on the other device\n")
         let json = fixture.folio("versions --json '\(fixture.path("docs/doc.txt"))'").stdout
