@@ -33,6 +33,9 @@ struct State: Sendable {
     /// Items whose upload is in flight (by item id: an atomic save moves an id to another inode).
     var uploadsInFlight: Set<ItemID> = []
     var deletesInFlight: Set<ItemID> = []
+    /// Items whose last upload failed in a way that leaves its outcome unknown (the reply may have been lost
+    /// after the provider made the change): a remote version change of theirs may be our own.
+    var uncertainUploads: Set<ItemID> = []
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
     var metadataEpochs: [UInt64: UInt64] = [:]
     /// Nodes whose rows the next group write stores as they are then (or deletes, if they left the namespace).

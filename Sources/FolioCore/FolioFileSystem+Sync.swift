@@ -306,6 +306,11 @@ extension FolioFileSystem {
             }
             return
         }
+        if case .failure(let error) = result, error.isRetryable {
+            state.uncertainUploads.insert(itemID)
+        } else {
+            state.uncertainUploads.remove(itemID)
+        }
         switch result {
         case .success(let item):
             if let item {
@@ -382,7 +387,8 @@ extension FolioFileSystem {
                     seen.insert(item.id)
                     if let ino = state.byItemID[item.id], var node = state.nodes[ino] {
                         if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
-                           !state.uploadsInFlight.contains(node.itemID), node.state.hasPendingLocalVersion {
+                           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
+                           node.state.hasPendingLocalVersion {
                             // Changed on the remote and here: a conflict; the sync engine keeps both versions.
                             if node.state != .conflicted {
                                 node.state = .conflicted

@@ -149,8 +149,15 @@ extension RemoteTree {
             return id
         }
         do {
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path)
+            // Create-only: another process (a second Folio mount of this remote) may give the object an id at
+            // the same moment; the first one wins and both use it.
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: true)
             return id
+        } catch FolioError.exists {
+            if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {
+                return ItemID(stored)
+            }
+            return Self.derivedID(of: status)
         } catch {
             return Self.derivedID(of: status)
         }

@@ -218,9 +218,12 @@ enum SystemCalls {
     }
 
     /// Sets an extended attribute of `path` itself.
-    static func setExtendedAttribute(_ name: String, _ value: String, of path: FilePath) throws {
+    static func setExtendedAttribute(
+        _ name: String, _ value: String, of path: FilePath, onlyIfAbsent: Bool = false
+    ) throws {
         let bytes = Array(value.utf8)
-        let result = bytes.withUnsafeBytes { LibcExtras.lsetxattr(path.string, name, $0.baseAddress, $0.count, 0) }
+        let flags: Int32 = onlyIfAbsent ? 1 : 0  // XATTR_CREATE: fail with EEXIST if it is already there
+        let result = bytes.withUnsafeBytes { LibcExtras.lsetxattr(path.string, name, $0.baseAddress, $0.count, flags) }
         guard result == 0 else { throw lastError("setxattr \(name)", path) }
     }
 
