@@ -96,7 +96,8 @@ public final class Daemon: @unchecked Sendable {
                 groupWriteDelay: configuration.groupWriteDelay),
             logger: logger)
         let poller = RemotePoller(
-            fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval)
+            fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
+            push: configuration.push)
         blockOn { await poller.refresh() }
 
         let mount = FUSEMount(

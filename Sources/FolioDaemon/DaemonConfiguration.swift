@@ -15,7 +15,9 @@ public struct DaemonConfiguration: Sendable {
     /// How long a second writer waits.
     public var writeWaitTimeout: Duration
     /// How often the provider is polled for changes.
-    public var pollInterval: Duration
+    public var pollInterval: Duration?
+    /// Use the provider's change notifications where it has them.
+    public var push: Bool
     /// How long local changes must pause before uploads start.
     public var uploadQuietPeriod: Duration
     /// How long namespace and attribute changes may wait to be written to the store together.
@@ -32,7 +34,7 @@ public struct DaemonConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
-        writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration = .seconds(15),
+        writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration? = nil, push: Bool = true,
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
         simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full,
         cacheLimit: CacheLimit = .default
@@ -45,6 +47,7 @@ public struct DaemonConfiguration: Sendable {
         self.allowOther = allowOther
         self.writeWaitTimeout = writeWaitTimeout
         self.pollInterval = pollInterval
+        self.push = push
         self.uploadQuietPeriod = uploadQuietPeriod
         self.groupWriteDelay = groupWriteDelay
         self.simulation = simulation

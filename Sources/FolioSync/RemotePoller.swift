@@ -8,14 +8,24 @@ public final class RemotePoller: Sendable {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
     private let logger: Logger
-    private let interval: Duration
+    private let interval: Duration?
+    private let push: Bool
 
-    /// Creates a poller.
-    public init(fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, interval: Duration) {
+    /// How often a provider without push is polled by default: remote changes show within about this time.
+    public static let defaultInterval: Duration = .seconds(2)
+    /// How often a provider that pushes is polled by default, as a safety net.
+    public static let defaultIntervalWithPush: Duration = .seconds(30)
+
+    /// Creates a poller; `interval` `nil` picks the default for the provider (with or without push); `push`
+    /// false ignores the provider's notifications.
+    public init(
+        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, interval: Duration?, push: Bool = true
+    ) {
         self.fileSystem = fileSystem
         self.provider = provider
         self.logger = logger
         self.interval = interval
+        self.push = push
     }
 
     /// Enumerates every container once and merges it into the tree. Returns false (and logs) if the provider
@@ -50,8 +60,11 @@ public final class RemotePoller: Sendable {
     /// notifications (a folder copied onto the remote) is taken in with one refresh after it pauses briefly.
     public func run() async {
         let wake = WakeSignal()
-        let listener = Task { [provider] in
-            guard let notifications = provider.changeNotifications() else { return }
+        let notifications = push ? provider.changeNotifications() : nil
+        let interval = self.interval ?? (notifications == nil ? Self.defaultInterval : Self.defaultIntervalWithPush)
+        logger.info("remote changes: \(notifications == nil ? "polled" : "pushed"), polled every \(interval)")
+        let listener = Task {
+            guard let notifications else { return }
             for await _ in notifications { wake.signal() }
         }
         defer { listener.cancel() }

@@ -34,8 +34,13 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a second writer waits for the first before EBUSY.")
     var writeWait: Double = 10
 
-    @Option(name: .long, help: "Seconds between polls of the remote for changes.")
-    var pollInterval: Double = 15
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds between polls of the remote for changes (default: 2, or 30 where the provider pushes changes).",
+        valueName: "SECONDS"))
+    var pollInterval: Double?
+
+    @Flag(name: .long, help: .hidden)
+    var noPush = false
 
     @Option(name: .long, help: "Seconds local changes must pause before uploads start (at most 3 s of waiting).")
     var uploadDelay: Double = 0.3
@@ -76,7 +81,9 @@ struct MountCommand: ParsableCommand {
         } else if remote == nil {
             throw ValidationError("give --remote DIR (or --of MOUNTPOINT to add a view to a running mount)")
         }
-        guard writeWait >= 0, pollInterval > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else { throw ValidationError("durations must be positive") }
+        guard writeWait >= 0, (pollInterval ?? 1) > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else {
+            throw ValidationError("durations must be positive")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
         guard CacheLimit(parsing: cacheLimit) != nil else {
             throw ValidationError("--cache-limit takes a size (500M, 10G, 1048576) or a percentage (25%), not '\(cacheLimit)'")
@@ -104,13 +111,15 @@ struct MountCommand: ParsableCommand {
         if !foreground {
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
-                "--poll-interval", "\(pollInterval)", "--upload-delay", "\(uploadDelay)",
+                "--upload-delay", "\(uploadDelay)",
                 "--group-write-delay-ms", "\(groupWriteDelayMs)", "--cache-limit", cacheLimit,
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
             if allowOther { arguments.append("--allow-other") }
             if let app { arguments += ["--app", app] }
+            if let pollInterval { arguments += ["--poll-interval", "\(pollInterval)"] }
+            if noPush { arguments.append("--no-push") }
             if debug { arguments.append("--debug") }
             try Background.spawnAndWait(arguments: arguments + [mountpoint], stateDirectory: stateDirectory)
             print("Folio mounted \(remote) at \(mountpoint)")
@@ -125,7 +134,7 @@ struct MountCommand: ParsableCommand {
         let configuration = DaemonConfiguration(
             remote: FilePath(remote), stateDirectory: FilePath(stateDirectory), mountpoint: FilePath(mountpoint),
             allowOther: allowOther, writeWaitTimeout: .milliseconds(Int(writeWait * 1000)),
-            pollInterval: .milliseconds(Int(pollInterval * 1000)),
+            pollInterval: pollInterval.map { .milliseconds(Int($0 * 1000)) }, push: !noPush,
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
             groupWriteDelay: .milliseconds(groupWriteDelayMs),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),

@@ -97,3 +97,17 @@ final class RemoteChangesTests: MountTestCase {
         eventually("a delete on the other device shows") { self.read("shared/c.txt") == nil }
     }
 }
+
+/// Without push (a provider that can only be polled), remote changes arrive with the default poll.
+final class PolledRemoteChangesTests: MountTestCase {
+    override var mountArguments: [String] { ["--no-push"] }
+
+    func testRemoteEditsArriveWithTheDefaultPoll() throws {
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("echo 'polled' > '\(drive)/polled.txt'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+            Shell.run("cat '\(self.fixture.path("polled.txt"))'").stdout == "polled\n"
+        }, fixture.log.suffix(2000).description)
+        XCTAssertTrue(fixture.log.contains("remote changes: polled, polled every 2.0 seconds"), fixture.log)
+    }
+}
