@@ -1,4 +1,5 @@
 import FolioCore
+import Glibc
 import SystemPackage
 
 /// Copies content between file descriptors in chunks: reports progress after each chunk, stops with
@@ -23,6 +24,10 @@ struct ContentCopier: Sendable {
         from source: FileDescriptor, to destination: FileDescriptor, what: String,
         progress: (Int64) -> Void
     ) async throws -> Int64 {
+        if bandwidthBytesPerSecond == 0, let copied = try copyInKernel(from: source, to: destination, what: what,
+                                                                         progress: progress) {
+            return copied
+        }
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         let clock = ContinuousClock()
         let start = clock.now
@@ -49,6 +54,33 @@ struct ContentCopier: Sendable {
                     throw FolioError.interrupted("\(what) cancelled after \(copied) bytes")
                 }
             }
+        }
+        if copied == 0 { progress(0) }
+        return copied
+    }
+
+    /// At full speed: `copy_file_range` in 8 MiB steps (the kernel copies without a round trip through this
+    /// process's memory, and shares blocks where the filesystem can). `nil` when the kernel cannot do it for
+    /// these descriptors (different filesystems on old kernels, special files): the caller copies by hand.
+    private func copyInKernel(
+        from source: FileDescriptor, to destination: FileDescriptor, what: String, progress: (Int64) -> Void
+    ) throws -> Int64? {
+        var copied: Int64 = 0
+        while true {
+            if Task.isCancelled { throw FolioError.interrupted("\(what) cancelled after \(copied) bytes") }
+            let count = LibcExtras.copyFileRange(source.rawValue, nil, destination.rawValue, nil, 8 << 20, 0)
+            if count < 0 {
+                let error = Errno(rawValue: errno)
+                if error == .interrupted { continue }
+                let unsupported: [Errno] = [.notSupported, .invalidArgument, .improperLink, .badFileDescriptor]
+                if copied == 0, unsupported.contains(error) {
+                    return nil
+                }
+                throw FolioError.system(error, what)
+            }
+            if count == 0 { break }
+            copied += Int64(count)
+            progress(copied)
         }
         if copied == 0 { progress(0) }
         return copied

@@ -149,9 +149,11 @@ extension RemoteTree {
             return id
         }
         do {
-            // Create-only: another process (a second Folio mount of this remote) may give the object an id at
-            // the same moment; the first one wins and both use it.
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: true)
+            // An object without an id: create-only, since another process (a second Folio mount of this remote)
+            // may give it an id at the same moment; the first one wins and both use it. An object whose id was
+            // a duplicate (a `cp -a` copy) gets its new id written over the old one.
+            let hasStaleID = ((try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path)) ?? nil) != nil
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: !hasStaleID)
             return id
         } catch FolioError.exists {
             if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {

@@ -12,7 +12,7 @@ public final class RemotePoller: Sendable {
     private let push: Bool
 
     /// How often a provider without push is polled by default: remote changes show within about this time.
-    public static let defaultInterval: Duration = .seconds(2)
+    public static let defaultInterval: Duration = .seconds(1)
     /// How often a provider that pushes is polled by default, as a safety net.
     public static let defaultIntervalWithPush: Duration = .seconds(30)
 

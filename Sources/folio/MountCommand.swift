@@ -35,7 +35,7 @@ struct MountCommand: ParsableCommand {
     var writeWait: Double = 10
 
     @Option(name: .long, help: ArgumentHelp(
-        "Seconds between polls of the remote for changes (default: 2, or 30 where the provider pushes changes).",
+        "Seconds between polls of the remote for changes (default: 1, or 30 where the provider pushes changes).",
         valueName: "SECONDS"))
     var pollInterval: Double?
 

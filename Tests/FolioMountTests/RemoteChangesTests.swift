@@ -108,6 +108,6 @@ final class PolledRemoteChangesTests: MountTestCase {
         XCTAssertTrue(Shell.waitUntil(timeout: 15) {
             Shell.run("cat '\(self.fixture.path("polled.txt"))'").stdout == "polled\n"
         }, fixture.log.suffix(2000).description)
-        XCTAssertTrue(fixture.log.contains("remote changes: polled, polled every 2.0 seconds"), fixture.log)
+        XCTAssertTrue(fixture.log.contains("remote changes: polled, polled every 1.0 seconds"), fixture.log)
     }
 }
