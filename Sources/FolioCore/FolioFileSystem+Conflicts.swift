@@ -108,7 +108,8 @@ extension FolioFileSystem {
                 id: "current", origin: local ? "local" : "remote", size: node.size,
                 modificationTime: node.modificationTime, isCurrent: true,
                 path: node.contentFile.map { cache.path(of: $0).string })]
-            for conflict in (state.conflicts[node.itemID] ?? []).sorted(by: { $0.modificationTime > $1.modificationTime }) {
+            let conflicts = (state.conflicts[node.itemID] ?? []).sorted { $0.modificationTime > $1.modificationTime }
+            for conflict in conflicts {
                 versions.append(VersionInfo(
                     id: conflict.remoteVersion, origin: "remote", size: conflict.size,
                     modificationTime: conflict.modificationTime, isCurrent: false,
@@ -198,7 +199,8 @@ extension FolioFileSystem {
         var counter = 1
         repeat {
             let suffix = counter == 1 ? "" : " \(counter)"
-            name = "\(stem) (conflict from the remote, \(date)\(suffix))" + (pathExtension.isEmpty ? "" : ".\(pathExtension)")
+            name = "\(stem) (conflict from the remote, \(date)\(suffix))"
+                + (pathExtension.isEmpty ? "" : ".\(pathExtension)")
             counter += 1
         } while state.isTaken(node.parent, name)
         try configuration.namePolicy.validate(name)

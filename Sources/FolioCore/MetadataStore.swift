@@ -50,7 +50,8 @@ public struct StoreBatch: Sendable {
     /// Whether the batch changes nothing.
     public var isEmpty: Bool {
         upserts.isEmpty && deletes.isEmpty && tombstoneUpserts.isEmpty && tombstoneDeletes.isEmpty && values.isEmpty
-            && referenceUpserts.isEmpty && referenceDeletes.isEmpty && conflictUpserts.isEmpty && conflictDeletes.isEmpty
+            && referenceUpserts.isEmpty && referenceDeletes.isEmpty
+            && conflictUpserts.isEmpty && conflictDeletes.isEmpty
     }
 }
 

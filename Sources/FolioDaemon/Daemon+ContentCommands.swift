@@ -8,7 +8,9 @@ extension Daemon {
         _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView
     ) -> ControlResponse? {
         guard ["pin", "unpin", "evict", "download", "versions", "resolve"].contains(request.command) else { return nil }
-        guard let path = request.path else { return ControlResponse(ok: false, error: "\(request.command) needs a path") }
+        guard let path = request.path else {
+            return ControlResponse(ok: false, error: "\(request.command) needs a path")
+        }
         var response = ControlResponse(ok: true)
         do {
             let ino = try fileSystem.resolve(path: path, in: view)
@@ -27,7 +29,8 @@ extension Daemon {
                     throw FolioError.invalidArgument("resolve needs --keep local, remote or both")
                 }
                 try fileSystem.resolveConflict(ino, keep: keep)
-                response.message = "resolved \(shown): kept \(keep == .both ? "both versions" : "the \(keep.rawValue) version")"
+                let kept = keep == .both ? "both versions" : "the \(keep.rawValue) version"
+                response.message = "resolved \(shown): kept \(kept)"
             case "evict":
                 let report = try fileSystem.evict(ino)
                 var message = "evicted \(report.evicted) files (\(report.freedBytes) bytes) in \(shown)"

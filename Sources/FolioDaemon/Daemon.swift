@@ -138,7 +138,8 @@ public final class Daemon: @unchecked Sendable {
         keeper.start()
         let pollTask = Task { await poller.run() }
         return Services(
-            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, provider: provider, poller: pollTask,
+            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, provider: provider,
+            poller: pollTask,
             control: control, lock: lock)
     }
 

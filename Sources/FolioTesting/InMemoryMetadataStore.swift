@@ -37,7 +37,9 @@ public final class InMemoryMetadataStore: MetadataStore {
             let dropped = Set(batch.conflictDeletes)
             snapshot.conflicts.removeAll { dropped.contains($0.itemID) }
             for conflict in batch.conflictUpserts {
-                snapshot.conflicts.removeAll { $0.itemID == conflict.itemID && $0.remoteVersion == conflict.remoteVersion }
+                snapshot.conflicts.removeAll {
+                    $0.itemID == conflict.itemID && $0.remoteVersion == conflict.remoteVersion
+                }
                 snapshot.conflicts.append(conflict)
             }
         }

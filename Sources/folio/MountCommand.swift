@@ -86,7 +86,8 @@ struct MountCommand: ParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
         guard CacheLimit(parsing: cacheLimit) != nil else {
-            throw ValidationError("--cache-limit takes a size (500M, 10G, 1048576) or a percentage (25%), not '\(cacheLimit)'")
+            throw ValidationError(
+                "--cache-limit takes a size (500M, 10G, 1048576) or a percentage (25%), not '\(cacheLimit)'")
         }
     }
 

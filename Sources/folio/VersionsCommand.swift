@@ -48,7 +48,8 @@ struct VersionsCommand: ParsableCommand {
             }
             let formatter = ISO8601DateFormatter()
             for version in versions {
-                let time = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(version.modificationTime.seconds)))
+                let seconds = TimeInterval(version.modificationTime.seconds)
+                let time = formatter.string(from: Date(timeIntervalSince1970: seconds))
                 let id = version.isCurrent ? "current" : version.id
                 print("\(id)\t\(version.origin)\t\(time)\t\(version.size) bytes")
             }
@@ -59,7 +60,7 @@ struct VersionsCommand: ParsableCommand {
     struct Resolve: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "resolve",
-            abstract: "Resolve a conflict: keep the local version, the remote one, or both (the other as a sibling file).")
+            abstract: "Resolve a conflict: keep the local version, the remote one, or both (the other as a sibling).")
 
         @Option(name: .long, help: "local, remote or both.")
         var keep: String

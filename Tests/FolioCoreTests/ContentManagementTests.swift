@@ -12,7 +12,8 @@ final class ContentManagementTests: XCTestCase {
         for index in 0..<count {
             items.append(RemoteItem(
                 id: ItemID("file-\(index)"), container: .drive, parentID: ItemID("docs"), name: "f\(index).txt",
-                kind: .file, size: Int64(size), modificationTime: Timestamp(seconds: 1000 + Int64(index), nanoseconds: 0),
+                kind: .file, size: Int64(size),
+                modificationTime: Timestamp(seconds: 1000 + Int64(index), nanoseconds: 0),
                 mode: 0o644, version: "v1"))
         }
         try core.fileSystem.applyEnumeration(of: .drive, items: items)
@@ -72,14 +73,17 @@ final class ContentManagementTests: XCTestCase {
         _ = try remoteTree(core, count: 2)
         let docs = try core.ino("Docs")
         XCTAssertEqual(try core.fileSystem.setPinned(docs, true), 3)
-        XCTAssertEqual(Set(core.fileSystem.pinnedPlaceholders()), [try core.ino("Docs/f0.txt"), try core.ino("Docs/f1.txt")])
+        XCTAssertEqual(
+            Set(core.fileSystem.pinnedPlaceholders()), [try core.ino("Docs/f0.txt"), try core.ino("Docs/f1.txt")])
         try await core.write("Docs/local.txt", "made here")
         XCTAssertEqual(core.fileSystem.node(try core.ino("Docs/local.txt"))?.pinned, true, "local creates inherit")
         _ = try remoteTree(core, count: 3)
         XCTAssertEqual(core.fileSystem.node(try core.ino("Docs/f2.txt"))?.pinned, true, "remote additions inherit")
         XCTAssertEqual(
-            String(decoding: try core.fileSystem.extendedAttribute(try core.ino("Docs/f2.txt"), name: "user.folio.pinned"),
-                   as: UTF8.self), "1")
+            String(
+                decoding: try core.fileSystem.extendedAttribute(try core.ino("Docs/f2.txt"), name: "user.folio.pinned"),
+                as: UTF8.self),
+            "1")
         try core.fileSystem.setExtendedAttribute(
             docs, name: "user.folio.pinned", value: Array("0".utf8), mustCreate: false, mustReplace: false)
         XCTAssertEqual(core.fileSystem.pinnedPlaceholders(), [], "unpinning through the xattr is recursive too")
@@ -97,7 +101,8 @@ final class ContentManagementTests: XCTestCase {
         try core.fileSystem.setPinned(try core.ino("Docs/f0.txt"), true)
         try await core.write("Docs/f1.txt", String(repeating: "b", count: 100))
         for name in ["f3.txt", "f4.txt"] { _ = try await core.read("Docs/\(name)") }
-        let open = try await core.fileSystem.open(try core.ino("Docs/f5.txt"), flags: O_RDONLY, context: CoreHarness.context())
+        let open = try await core.fileSystem.open(
+            try core.ino("Docs/f5.txt"), flags: O_RDONLY, context: CoreHarness.context())
         XCTAssertEqual(core.fileSystem.cachedBytes(), 600)
 
         let report = core.fileSystem.enforceCacheLimit(450)

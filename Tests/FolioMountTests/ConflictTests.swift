@@ -17,6 +17,11 @@ final class ConflictTests: MountTestCase {
         Shell.run("getfattr --only-values -n user.folio.state '\(mount.path(relative))'").stdout
     }
 
+    /// How many versions `folio versions` lists for `docs/doc.txt`.
+    private func versionCount(_ mount: MountFixture) -> Int {
+        mount.folio("versions '\(mount.path("docs/doc.txt"))'").stdout.split(separator: "\n").count
+    }
+
     private func startOtherDevice() throws -> MountFixture {
         let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
         addTeardownBlock { device.tearDown() }
@@ -26,12 +31,15 @@ final class ConflictTests: MountTestCase {
 
     func testConcurrentEditsKeepBothVersionsAndConvergeAfterResolve() throws {
         let other = try startOtherDevice()
-        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))' '\(other.path("docs/doc.txt"))'"), "original\noriginal\n")
+        XCTAssertEqual(
+            Shell.check("cat '\(fixture.path("docs/doc.txt"))' '\(other.path("docs/doc.txt"))'"),
+            "original\noriginal\n")
         Shell.check("echo 'edited here' > '\(fixture.path("docs/doc.txt"))'")
         Shell.check("echo 'edited on the other device' > '\(other.path("docs/doc.txt"))'")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.state(self.fixture, "docs/doc.txt") == "conflicted" },
                       "this device sees the conflict; log:\n\(fixture.log.suffix(3000))")
-        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "edited here\n", "the local version stays current")
+        XCTAssertEqual(
+            Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "edited here\n", "the local version stays current")
 
         // Both versions survive and are listed; the remote one can be shown.
         var listing = ""
@@ -68,7 +76,7 @@ final class ConflictTests: MountTestCase {
             XCTAssertEqual(Shell.check("cat '\(mount.path("docs/" + sibling))'"), "edited on the other device\n")
         }
         XCTAssertEqual(state(fixture, "docs/doc.txt"), "materialized")
-        XCTAssertEqual(fixture.folio("versions '\(fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count, 1)
+        XCTAssertEqual(versionCount(fixture), 1)
     }
 
     func testKeepRemoteAndKeepLocal() throws {
@@ -77,7 +85,7 @@ final class ConflictTests: MountTestCase {
         Shell.check("echo 'mine' > '\(fixture.path("docs/doc.txt"))'")
         Shell.check("echo 'theirs' > '\(other.path("docs/doc.txt"))'")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) {
-            self.fixture.folio("versions '\(self.fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count == 2
+            self.versionCount(self.fixture) == 2
         })
         XCTAssertEqual(fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep remote").status, 0)
         XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "theirs\n")
@@ -87,7 +95,7 @@ final class ConflictTests: MountTestCase {
         Shell.check("echo 'mine again' > '\(fixture.path("docs/doc.txt"))'")
         Shell.check("echo 'theirs again' > '\(other.path("docs/doc.txt"))'")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) {
-            self.fixture.folio("versions '\(self.fixture.path("docs/doc.txt"))'").stdout.split(separator: "\n").count == 2
+            self.versionCount(self.fixture) == 2
         })
         XCTAssertEqual(fixture.folio("versions resolve '\(fixture.path("docs/doc.txt"))' --keep local").status, 0)
         fixture.waitForUploads()
@@ -104,7 +112,9 @@ final class ConflictTests: MountTestCase {
         let other = try startOtherDevice()
         let drive = fixture.remote + "/com.folio.drive"
         Shell.check("echo 'second' > '\(drive)/docs/b.txt'")
-        XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: self.fixture.path("docs/b.txt")) })
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) {
+            FileManager.default.fileExists(atPath: self.fixture.path("docs/b.txt"))
+        })
         _ = Shell.check("cat '\(fixture.path("docs/doc.txt"))' '\(fixture.path("docs/b.txt"))'")
 
         // Changed here, deleted on the remote: the local version is kept and created again.

@@ -34,7 +34,8 @@ final class ContentManagementMountTests: MountTestCase {
         let evicted = fixture.folio("evict '\(fixture.path("Album/p1.txt"))'")
         XCTAssertEqual(evicted.status, 0, evicted.stderr)
         XCTAssertEqual(state("Album/p1.txt"), "placeholder")
-        XCTAssertEqual(Shell.check("cat '\(fixture.path("Album/p1.txt"))'"), "photo 1\n", "opened again: downloaded again")
+        XCTAssertEqual(
+            Shell.check("cat '\(fixture.path("Album/p1.txt"))'"), "photo 1\n", "opened again: downloaded again")
 
         // A file with changes not uploaded yet is refused, with the reason; nothing is lost.
         Shell.check("echo 'edited' >> '\(fixture.path("Album/p2.txt"))'")
@@ -52,16 +53,21 @@ final class ContentManagementMountTests: MountTestCase {
     func testPinnedFolderIsDownloadedAndKeepsWhatIsAddedLater() throws {
         Shell.check("setfattr -n user.folio.pinned -v 1 '\(fixture.path("Album"))'")
         XCTAssertTrue(
-            Shell.waitUntil(timeout: 30) { ["p1", "p2", "p3"].allSatisfy { self.state("Album/\($0).txt") == "materialized" } },
+            Shell.waitUntil(timeout: 30) {
+                ["p1", "p2", "p3"].allSatisfy { self.state("Album/\($0).txt") == "materialized" }
+            },
             "pinned placeholders are downloaded in the background")
-        XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.pinned '\(fixture.path("Album/p3.txt"))'"), "1")
+        XCTAssertEqual(
+            Shell.check("getfattr --only-values -n user.folio.pinned '\(fixture.path("Album/p3.txt"))'"), "1")
         let refused = fixture.folio("evict '\(fixture.path("Album/p1.txt"))'")
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("pinned"), refused.stderr)
 
         // Added on the remote later: pinned too, and downloaded after the next poll.
         try Data("photo 4\n".utf8).write(to: URL(fileURLWithPath: fixture.remotePath("Album/p4.txt")))
-        XCTAssertTrue(Shell.waitUntil(timeout: 40) { self.state("Album/p4.txt") == "materialized" }, fixture.log.suffix(2000).description)
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 40) { self.state("Album/p4.txt") == "materialized" },
+            fixture.log.suffix(2000).description)
 
         XCTAssertEqual(fixture.folio("unpin '\(fixture.path("Album"))'").status, 0)
         let evicted = fixture.folio("evict '\(fixture.path("Album"))'")
@@ -86,7 +92,8 @@ final class ContentManagementMountTests: MountTestCase {
         Shell.check("cat '\(big)/b2.bin' > /dev/null; sleep 0.01; cat '\(big)/b3.bin' > /dev/null")
         // 3 MiB local, limit 2.5 MiB: the least recently used closed file (b2) goes; b1 is open.
         XCTAssertTrue(
-            Shell.waitUntil(timeout: 20) { self.state("Big/b2.bin") == "placeholder" }, fixture.log.suffix(2000).description)
+            Shell.waitUntil(timeout: 20) { self.state("Big/b2.bin") == "placeholder" },
+            fixture.log.suffix(2000).description)
         XCTAssertEqual(state("Big/b1.bin"), "materialized")
         XCTAssertEqual(state("Big/b3.bin"), "materialized")
         XCTAssertEqual(cachedFiles, 2 + 0, "the evicted version file is gone from the cache")

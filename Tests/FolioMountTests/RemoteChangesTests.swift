@@ -53,11 +53,13 @@ final class RemoteChangesTests: MountTestCase {
             ready.append(chunk)
         }
 
-        Shell.check("echo 'second, longer' > '\(drive)/docs/a.txt.tmp' && mv '\(drive)/docs/a.txt.tmp' '\(drive)/docs/a.txt'")
+        Shell.check(
+            "echo 'second, longer' > '\(drive)/docs/a.txt.tmp' && mv '\(drive)/docs/a.txt.tmp' '\(drive)/docs/a.txt'")
         eventually("a changed document shows its new content") { self.read("docs/a.txt") == "second, longer\n" }
         try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
         reader.waitUntilExit()
-        let rest = ready.drop { $0 != UInt8(ascii: "\n") }.dropFirst() + output.fileHandleForReading.readDataToEndOfFile()
+        let rest = ready.drop { $0 != UInt8(ascii: "\n") }.dropFirst()
+            + output.fileHandleForReading.readDataToEndOfFile()
         XCTAssertEqual(String(decoding: rest, as: UTF8.self), "first\n", "an open reader keeps the version it opened")
 
         Shell.check("echo 'pinned second' > '\(drive)/docs/pinned.txt'")
@@ -70,7 +72,8 @@ final class RemoteChangesTests: MountTestCase {
         eventually("a created document appears") { self.read("docs/new.txt") == "new\n" }
         Shell.check("mv '\(drive)/docs/new.txt' '\(drive)/other/moved.txt'")
         eventually("a move across folders shows") {
-            self.read("other/moved.txt") == "new\n" && !FileManager.default.fileExists(atPath: self.fixture.path("docs/new.txt"))
+            self.read("other/moved.txt") == "new\n"
+                && !FileManager.default.fileExists(atPath: self.fixture.path("docs/new.txt"))
         }
         Shell.check("rm '\(drive)/other/moved.txt'")
         eventually("a delete shows") { Shell.check("ls '\(self.fixture.path("other"))'").isEmpty }
