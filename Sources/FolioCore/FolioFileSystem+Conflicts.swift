@@ -34,11 +34,13 @@ extension FolioFileSystem {
     /// one the local version is based on becomes a conflict version).
     public func conflictedItems() -> [ConflictedItem] {
         state.withLock { state in
-            state.nodes.values.filter { $0.state == .conflicted }.map {
-                ConflictedItem(
-                    ino: $0.ino, itemID: $0.itemID, container: $0.remoteContainer ?? $0.container,
-                    remoteVersion: $0.remoteVersion)
+            var found: [ConflictedItem] = []
+            for node in state.nodes.values where node.state == .conflicted {
+                found.append(ConflictedItem(
+                    ino: node.ino, itemID: node.itemID, container: node.remoteContainer ?? node.container,
+                    remoteVersion: node.remoteVersion))
             }
+            return found
         }
     }
 

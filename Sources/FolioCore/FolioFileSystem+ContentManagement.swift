@@ -86,7 +86,11 @@ extension FolioFileSystem {
     /// Pinned placeholders (to download).
     public func pinnedPlaceholders() -> [UInt64] {
         state.withLock { state in
-            state.nodes.values.filter { $0.pinned && $0.kind == .file && !$0.state.hasLocalContent }.map(\.ino)
+            var found: [UInt64] = []
+            for node in state.nodes.values where node.pinned && node.kind == .file && !node.state.hasLocalContent {
+                found.append(node.ino)
+            }
+            return found
         }
     }
 
@@ -115,8 +119,10 @@ extension FolioFileSystem {
     @discardableResult
     public func enforceCacheLimit(_ limit: Int64) -> EvictionReport {
         let (report, evicted) = state.withLock { state -> (EvictionReport, [UInt64]) in
-            var total = state.nodes.values.reduce(Int64(0)) { total, node in
-                node.contentFile == nil || node.contentFile == ContentCache.emptyVersion ? total : total + node.size
+            var total: Int64 = 0
+            for node in state.nodes.values
+            where node.contentFile != nil && node.contentFile != ContentCache.emptyVersion {
+                total += node.size
             }
             var report = EvictionReport()
             guard total > limit else { return (report, []) }

@@ -14,6 +14,8 @@ extension RemoteTree {
         var symlinkTarget: String?
         /// The id found on it, then the id it keeps or gets.
         var id: ItemID?
+        /// The id found on it was dropped as a duplicate (a `cp -a` copy): its new id replaces it.
+        var hadDuplicateID = false
     }
 
     /// Walks a container's whole tree (metadata only, never content), gives an id to every object without one,
@@ -40,7 +42,9 @@ extension RemoteTree {
             if let existing = object.id {
                 id = existing
             } else {
-                id = assignID(to: path, status: object.status, symlinkTarget: object.symlinkTarget)
+                id = assignID(
+                    to: path, status: object.status, symlinkTarget: object.symlinkTarget,
+                    replacing: object.hadDuplicateID)
                 if object.status.kind == .symlink { symlinkIDsChanged = true }
                 objects[position].id = id
             }
@@ -110,15 +114,19 @@ extension RemoteTree {
             guard let id = objects[position].id else { continue }
             if id.isContainerRoot {
                 objects[position].id = nil
+                objects[position].hadDuplicateID = true
             } else if let earlier = holder[id] {
                 if previous?.components(of: id) == objects[position].components {
                     objects[earlier].id = nil
+                    objects[earlier].hadDuplicateID = true
                     holder[id] = position
                 } else {
                     objects[position].id = nil
+                    objects[position].hadDuplicateID = true
                 }
             } else if try isHeldElsewhere(id, outside: container) {
                 objects[position].id = nil
+                objects[position].hadDuplicateID = true
             } else {
                 holder[id] = position
             }
@@ -142,7 +150,9 @@ extension RemoteTree {
 
     /// Gives a new id to an object found without one. For a file or folder whose xattr cannot be set (not ours
     /// to change), the id derived from its inode is used instead.
-    private mutating func assignID(to path: FilePath, status: FileStatus, symlinkTarget: String?) -> ItemID {
+    private mutating func assignID(
+        to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
+    ) -> ItemID {
         let id = ItemID.generate()
         if status.kind == .symlink, let symlinkTarget {
             symlinkIDs.record(id, status: status, target: symlinkTarget)
@@ -152,8 +162,7 @@ extension RemoteTree {
             // An object without an id: create-only, since another process (a second Folio mount of this remote)
             // may give it an id at the same moment; the first one wins and both use it. An object whose id was
             // a duplicate (a `cp -a` copy) gets its new id written over the old one.
-            let hasStaleID = ((try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path)) ?? nil) != nil
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: !hasStaleID)
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: !replacing)
             return id
         } catch FolioError.exists {
             if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {

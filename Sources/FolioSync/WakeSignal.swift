@@ -23,7 +23,8 @@ final class WakeSignal: Sendable {
     /// Waits for a signal, at most `timeout`; consumes it.
     func wait(upTo timeout: Duration) async {
         let timer = Task {
-            try? await Task.sleep(for: timeout)
+            // Cancelled when the wait ends otherwise: then it must not signal (that would wake the next wait).
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self.signal()
         }
         defer { timer.cancel() }
