@@ -11,6 +11,13 @@ public struct EvictionReport: Sendable, Codable, Equatable {
     public init() {}
 }
 
+/// Brings remote changes in; the core asks for a refresh when it knows the remote differs from the tree (a
+/// delete it did not make because the item changed there).
+public protocol RemoteRefreshing: Sendable {
+    /// Refreshes the tree from the remote soon.
+    func refreshSoon()
+}
+
 /// Keeps pinned items downloaded and the content cache within its limit; woken by the core when pins change
 /// or content arrives.
 public protocol ContentKeeping: Sendable {

@@ -270,6 +270,7 @@ extension FolioFileSystem {
                     if (try? persist(batch, state: &state)) != nil {
                         state.tombstones[tombstone.itemID] = nil
                         removed = true
+                        refresher?.refreshSoon()
                     }
                 }
                 // Not done: back into the upload order, to be retried.

@@ -70,6 +70,7 @@ public final class FolioFileSystem: Sendable {
     struct Hooks: Sendable {
         var materializer: (any ContentMaterializing)?
         var keeper: (any ContentKeeping)?
+        var refresher: (any RemoteRefreshing)?
         var uploader: (any UploadScheduling)?
         /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
         var invalidators: [Int: any KernelCacheInvalidator] = [:]
@@ -172,6 +173,13 @@ public final class FolioFileSystem: Sendable {
     public func connect(keeper: any ContentKeeping) {
         hooks.withLock { $0.keeper = keeper }
     }
+
+    /// Connects the service that brings remote changes in.
+    public func connect(refresher: any RemoteRefreshing) {
+        hooks.withLock { $0.refresher = refresher }
+    }
+
+    var refresher: (any RemoteRefreshing)? { hooks.withLock { $0.refresher } }
 
     /// What a change made stale in kernel caches.
     enum Invalidation {

@@ -118,6 +118,7 @@ public final class Daemon: @unchecked Sendable {
             fileSystem: fileSystem, materializer: materializer, provider: provider, logger: logger,
             cacheLimit: cacheLimit)
         fileSystem.connect(keeper: keeper)
+        fileSystem.connect(refresher: poller)
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
 

@@ -4,12 +4,13 @@ import Logging
 /// Brings the provider's containers into the tree: once at start, then whenever the provider pushes a change
 /// notification (the local provider does, with inotify), and every `interval` in any case (a full enumeration
 /// per container).
-public final class RemotePoller: Sendable {
+public final class RemotePoller: RemoteRefreshing {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
     private let logger: Logger
     private let interval: Duration?
     private let push: Bool
+    private let wake = WakeSignal()
 
     /// How often a provider without push is polled by default: remote changes show within about this time.
     public static let defaultInterval: Duration = .seconds(1)
@@ -29,20 +30,23 @@ public final class RemotePoller: Sendable {
     }
 
     /// Enumerates every container once and merges it into the tree. Returns false (and logs) if the provider
-    /// could not be reached; the tree then shows what the store remembers.
+    /// could not be reached, or if an enumeration raced with our own uploads and was set aside (the caller
+    /// refreshes again soon); the tree then shows what the store remembers.
     @discardableResult
     public func refresh() async -> Bool {
         do {
             let containers = try await provider.listContainers()
+            var complete = true
             for container in containers.sorted(by: { $0.id == .drive && $1.id != .drive }) {
                 let epoch = fileSystem.remoteEpoch()
                 let (items, _) = try await provider.enumerateItems(in: container.id)
                 if try !fileSystem.applyEnumeration(of: container, items: items, epoch: epoch) {
-                    logger.debug("enumeration of \(container.id) raced with our own uploads; next poll retries")
+                    logger.debug("enumeration of \(container.id) raced with our own uploads; retrying shortly")
+                    complete = false
                 }
             }
             fileSystem.recordProviderReachability(online: true, error: nil)
-            return true
+            return complete
         } catch {
             let folioError = error as? FolioError ?? .io("\(error)")
             if case .offline = folioError {
@@ -59,7 +63,7 @@ public final class RemotePoller: Sendable {
     /// Refreshes on push notifications and every `interval`, until the task is cancelled. A burst of
     /// notifications (a folder copied onto the remote) is taken in with one refresh after it pauses briefly.
     public func run() async {
-        let wake = WakeSignal()
+        let wake = self.wake
         let notifications = push ? provider.changeNotifications() : nil
         let interval = self.interval ?? (notifications == nil ? Self.defaultInterval : Self.defaultIntervalWithPush)
         logger.info("remote changes: \(notifications == nil ? "polled" : "pushed"), polled every \(interval)")
@@ -72,9 +76,21 @@ public final class RemotePoller: Sendable {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }
             try? await Task.sleep(for: Self.burstPause)
-            await refresh()
+            if await !refresh() {
+                // Set aside (it raced with our uploads) or the provider failed: again shortly, not at the next poll.
+                try? await Task.sleep(for: Self.retryPause)
+                wake.signal()
+            }
         }
     }
+
+    /// Refreshes soon (the core knows the remote differs from the tree).
+    public func refreshSoon() {
+        wake.signal()
+    }
+
+    /// How long the poller waits before refreshing again after a refresh that did not complete.
+    static let retryPause: Duration = .milliseconds(500)
 
     /// How long the poller lets a burst of notifications gather before it refreshes.
     static let burstPause: Duration = .milliseconds(50)
