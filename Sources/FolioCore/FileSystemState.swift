@@ -12,6 +12,9 @@ struct State: Sendable {
     var referenceCounts: [ItemID: Int] = [:]
     /// Conflict versions by item.
     var conflicts: [ItemID: [ConflictVersion]] = [:]
+    /// Conflicted items whose remote version the sync engine has to fetch (new conflicts, and conflicts whose
+    /// remote side changed again); a conflict waiting for the user costs nothing.
+    var conflictFetches: Set<ItemID> = []
     /// Recents and the inodes of virtual folders.
     var virtual = VirtualFolderState()
     var values: [String: String] = [:]

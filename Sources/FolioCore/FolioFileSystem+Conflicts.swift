@@ -30,18 +30,27 @@ public struct ConflictedItem: Sendable {
 }
 
 extension FolioFileSystem {
-    /// Conflicted items, for the sync engine to fetch the remote version of (a remote version that is not the
-    /// one the local version is based on becomes a conflict version).
+    /// Conflicted items whose remote side the sync engine has to look at: new conflicts, and conflicts whose
+    /// remote version changed again (a remote version that is not the one the local version is based on
+    /// becomes a conflict version). A conflict that only waits for the user is not listed.
     public func conflictedItems() -> [ConflictedItem] {
         state.withLock { state in
             var found: [ConflictedItem] = []
-            for node in state.nodes.values where node.state == .conflicted {
+            for itemID in state.conflictFetches {
+                guard let ino = state.byItemID[itemID], let node = state.nodes[ino], node.state == .conflicted else {
+                    continue
+                }
                 found.append(ConflictedItem(
                     ino: node.ino, itemID: node.itemID, container: node.remoteContainer ?? node.container,
                     remoteVersion: node.remoteVersion))
             }
             return found
         }
+    }
+
+    /// The sync engine looked at a conflicted item's remote side and found nothing new.
+    public func settleConflictFetch(_ itemID: ItemID) {
+        _ = state.withLock { $0.conflictFetches.remove(itemID) }
     }
 
     /// Keeps the remote's content of a conflicted item (downloaded to `fileName` in the content cache) as a
@@ -66,6 +75,7 @@ extension FolioFileSystem {
             state.nodes[ino] = node
             state.conflicts[node.itemID, default: []].removeAll { $0.remoteVersion == remote.version }
             state.conflicts[node.itemID, default: []].append(version)
+            state.conflictFetches.remove(node.itemID)
             logger.warning("\(node.name) changed on the remote and here: both versions are kept (folio versions)")
         }
         invalidator?.invalidateInode(ino)
@@ -96,6 +106,7 @@ extension FolioFileSystem {
             batch.upserts = [node]
             try persist(batch, state: &state)
             state.nodes[ino] = node
+            state.conflictFetches.remove(node.itemID)
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
         }
         notifyUploader()
@@ -146,7 +157,10 @@ extension FolioFileSystem {
                 throw .invalidArgument("\(node.name) has no conflict versions")
             }
             if state.sessions[ino] != nil { throw .busy("\(node.name) is open for writing; close it first") }
-            let newest = conflicts.max { $0.modificationTime < $1.modificationTime }!
+            // The remote's latest state is the version the local one is now based on (each fetched version moves
+            // the base along); by modification time if that one is not among them.
+            let newest = conflicts.first { $0.remoteVersion == node.remoteVersion }
+                ?? conflicts.max { $0.modificationTime < $1.modificationTime }!
             var batch = StoreBatch()
             batch.conflictDeletes = [node.itemID]
             var removedFiles: [String] = []
@@ -179,6 +193,7 @@ extension FolioFileSystem {
             state.nodes[ino] = node
             for sibling in siblings { state.insert(sibling) }
             state.conflicts[node.itemID] = nil
+            state.conflictFetches.remove(node.itemID)
             state.pageCaches[ino] = nil
             for file in removedFiles { discardContent(file, state: &state) }
             return [ino, node.parent]

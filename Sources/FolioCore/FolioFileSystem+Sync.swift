@@ -325,6 +325,7 @@ extension FolioFileSystem {
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
+            state.conflictFetches.insert(node.itemID)
             keeper?.contentChanged()
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
             // Deleted on the remote while changed here: the local version is kept and created again.
@@ -391,6 +392,7 @@ extension FolioFileSystem {
                            !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
                            node.state.hasPendingLocalVersion {
                             // Changed on the remote and here: a conflict; the sync engine keeps both versions.
+                            state.conflictFetches.insert(node.itemID)
                             if node.state != .conflicted {
                                 node.state = .conflicted
                                 state.nodes[ino] = node

@@ -98,6 +98,7 @@ public final class FolioFileSystem: Sendable {
         state.values = snapshot.values
         if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
         for conflict in snapshot.conflicts { state.conflicts[conflict.itemID, default: []].append(conflict) }
+        for node in snapshot.nodes where node.state == .conflicted { state.conflictFetches.insert(node.itemID) }
         for reference in snapshot.references
         where state.nodes[reference.parent] != nil && state.byItemID[reference.target] != nil {
             state.insertReference(reference)

@@ -77,7 +77,10 @@ public final class ContentKeeper: ContentKeeping {
                     try fileSystem.recreateDeletedItem(item.ino)
                     continue
                 }
-                if remote.version == item.remoteVersion { continue }
+                if remote.version == item.remoteVersion {
+                    fileSystem.settleConflictFetch(item.itemID)
+                    continue
+                }
                 let file = try fileSystem.newContentFile()
                 do {
                     let fetched = try await provider.fetchContents(
