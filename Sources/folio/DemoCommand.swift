@@ -44,6 +44,8 @@ struct DemoCommand: ParsableCommand {
           watch -n 0.2 getfattr -n user.folio.progress \(m)/Media/field-recording.raw
           echo hello > \(m)/hello.txt && \(folio) status \(m)/hello.txt
           \(folio) status \(m)
+          \(folio) pin \(m)/Pictures && ls \(m)/.Recents              # keep a folder downloaded; recent documents
+          mkdir -p \(m)-secret && \(folio) mount --app com.example.secret --of \(m) \(m)-secret   # a private app view
           \(folio) unmount \(m)
         The remote is \(remote): uploads land there (the private com.example.secret container is not in this view).
         """)
