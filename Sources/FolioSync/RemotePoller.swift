@@ -71,14 +71,19 @@ public final class RemotePoller: RemoteRefreshing {
             guard let notifications else { return }
             for await _ in notifications { wake.signal() }
         }
+        var retryPause = Self.retryPause
         defer { listener.cancel() }
         while !Task.isCancelled {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }
             try? await Task.sleep(for: Self.burstPause)
-            if await !refresh() {
-                // Set aside (it raced with our uploads) or the provider failed: again shortly, not at the next poll.
-                try? await Task.sleep(for: Self.retryPause)
+            if await refresh() {
+                retryPause = Self.retryPause
+            } else {
+                // Set aside (it raced with our uploads) or the provider failed: again soon rather than at the next
+                // poll, backing off while it keeps failing (an offline provider is not asked twice a second).
+                try? await Task.sleep(for: retryPause)
+                retryPause = min(retryPause * 2, interval)
                 wake.signal()
             }
         }
@@ -89,7 +94,8 @@ public final class RemotePoller: RemoteRefreshing {
         wake.signal()
     }
 
-    /// How long the poller waits before refreshing again after a refresh that did not complete.
+    /// How long the poller first waits before refreshing again after a refresh that did not complete (doubled
+    /// after each further one, up to the poll interval).
     static let retryPause: Duration = .milliseconds(500)
 
     /// How long the poller lets a burst of notifications gather before it refreshes.
