@@ -73,6 +73,7 @@ struct State: Sendable {
     /// Removes a node from the namespace (not from `orphans`).
     mutating func detach(_ ino: UInt64) {
         guard let node = nodes.removeValue(forKey: ino) else { return }
+        virtual.lastOpened[ino] = nil
         if children[node.parent]?[node.name] == ino {
             children[node.parent]?[node.name] = nil
         }

@@ -97,11 +97,7 @@ extension FolioFileSystem {
     public func recreateDeletedItem(_ ino: UInt64) throws(FolioError) {
         try state.withLock { state throws(FolioError) in
             guard var node = state.nodes[ino] else { return }
-            node.remoteVersion = nil
-            node.remoteContainer = nil
-            node.generation += 1
-            node.state = .dirty(generation: node.generation)
-            node.dirtySequence = state.allocateSequence()
+            node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
             var batch = StoreBatch()
             batch.upserts = [node]
             try persist(batch, state: &state)
@@ -210,14 +206,11 @@ extension FolioFileSystem {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH.mm.ss"
         let date = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(conflict.modificationTime.seconds)))
-        let stem = (node.name as NSString).deletingPathExtension
-        let pathExtension = (node.name as NSString).pathExtension
         var name = ""
         var counter = 1
         repeat {
             let suffix = counter == 1 ? "" : " \(counter)"
-            name = "\(stem) (conflict from the remote, \(date)\(suffix))"
-                + (pathExtension.isEmpty ? "" : ".\(pathExtension)")
+            name = NamePolicy.annotated(node.name, "conflict from the remote, \(date)\(suffix)")
             counter += 1
         } while state.isTaken(node.parent, name)
         try configuration.namePolicy.validate(name)

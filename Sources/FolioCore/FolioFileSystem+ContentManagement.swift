@@ -114,11 +114,7 @@ extension FolioFileSystem {
 
     /// Bytes of content kept locally (every committed version an item points to).
     public func cachedBytes() -> Int64 {
-        state.withLock { state in
-            state.nodes.values.reduce(0) { total, node in
-                node.contentFile == nil || node.contentFile == ContentCache.emptyVersion ? total : total + node.size
-            }
-        }
+        state.withLock { state in state.nodes.values.reduce(0) { $0 + $1.cachedContentSize } }
     }
 
     /// Evicts the least recently used clean, unpinned, closed files until the local content is at most
@@ -126,15 +122,11 @@ extension FolioFileSystem {
     @discardableResult
     public func enforceCacheLimit(_ limit: Int64) -> EvictionReport {
         let (report, evicted) = state.withLock { state -> (EvictionReport, [UInt64]) in
-            var total: Int64 = 0
-            for node in state.nodes.values
-            where node.contentFile != nil && node.contentFile != ContentCache.emptyVersion {
-                total += node.size
-            }
+            var total = state.nodes.values.reduce(Int64(0)) { $0 + $1.cachedContentSize }
             var report = EvictionReport()
             guard total > limit else { return (report, []) }
             let candidates = state.nodes.values.filter { node in
-                node.kind == .file && node.contentFile != nil && node.contentFile != ContentCache.emptyVersion
+                node.kind == .file && node.cachedContentSize > 0
                     && evictionRefusal(node, state: state, explicit: false) == nil
             }.sorted { lastUse(of: $0, state: state) < lastUse(of: $1, state: state) }
             var evicted: [UInt64] = []

@@ -437,13 +437,11 @@ extension FolioFileSystem {
     private func moveSubtree(
         _ ino: UInt64, to container: ContainerID, batch: inout StoreBatch, state: inout State
     ) throws(FolioError) {
-        var stack = Array((state.children[ino] ?? [:]).values)
-        while let next = stack.popLast() {
+        for next in subtree(of: ino, state: state) where next != ino {
             guard var node = state.nodes[next] else { continue }
             node.container = container
             state.nodes[next] = node
             batch.upserts.append(node)
-            stack.append(contentsOf: (state.children[next] ?? [:]).values)
         }
     }
 

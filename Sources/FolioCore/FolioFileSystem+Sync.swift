@@ -330,11 +330,7 @@ extension FolioFileSystem {
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
             // Deleted on the remote while changed here: the local version is kept and created again.
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
-            node.remoteVersion = nil
-            node.remoteContainer = nil
-            node.generation += 1
-            node.state = .dirty(generation: node.generation)
-            node.dirtySequence = state.allocateSequence()
+            node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
         case .failure(let error):
             if case .uploading(let current) = node.state {
                 node.state = (try? node.state.applying(

@@ -99,9 +99,7 @@ extension FolioFileSystem {
             var name = node.name
             var counter = 2
             while taken.contains(name) {
-                let stem = (node.name as NSString).deletingPathExtension
-                let pathExtension = (node.name as NSString).pathExtension
-                name = "\(stem) (\(counter))" + (pathExtension.isEmpty ? "" : ".\(pathExtension)")
+                name = NamePolicy.annotated(node.name, "\(counter)")
                 counter += 1
             }
             taken.insert(name)

@@ -1,6 +1,15 @@
+import Foundation
+
 /// Which names the provider can store. A name outside the policy is refused with a clear errno before
 /// anything is created.
 public struct NamePolicy: Sendable, Hashable {
+    /// `name` with a note before its extension: `report.txt` and `2` give `report (2).txt`.
+    public static func annotated(_ name: String, _ note: String) -> String {
+        let stem = (name as NSString).deletingPathExtension
+        let pathExtension = (name as NSString).pathExtension
+        return "\(stem) (\(note))" + (pathExtension.isEmpty ? "" : ".\(pathExtension)")
+    }
+
     /// Longest name in bytes (UTF-8).
     public var maximumLength: Int
     /// Prefixes reserved by the provider.

@@ -83,6 +83,21 @@ public struct Node: Hashable, Sendable, Codable {
         self.dirtySequence = dirtySequence
     }
 
+    /// The provider deleted the item while it had local changes: the local version is kept and uploaded as a
+    /// new create, as the next change in upload order (`sequence`).
+    mutating func prepareToBeCreatedAgain(sequence: UInt64) {
+        remoteVersion = nil
+        remoteContainer = nil
+        generation += 1
+        state = .dirty(generation: generation)
+        dirtySequence = sequence
+    }
+
+    /// Bytes of content this node keeps in the content cache (none for the shared empty version).
+    var cachedContentSize: Int64 {
+        contentFile == nil || contentFile == ContentCache.emptyVersion ? 0 : size
+    }
+
     /// Whether the provider has never seen this item.
     public var needsCreate: Bool { remoteVersion == nil && !kind.isLocalOnly && !itemID.isContainerRoot }
 

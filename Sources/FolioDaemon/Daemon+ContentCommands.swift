@@ -1,4 +1,3 @@
-import Dispatch
 import FolioCore
 
 extension Daemon {
@@ -39,7 +38,13 @@ extension Daemon {
                 }
                 response.message = message
             default:
-                let result = try blockingDownload(ino, fileSystem: fileSystem)
+                let result = try blockOn { () async -> Result<(files: Int, bytes: Int64), FolioError> in
+                    do throws(FolioError) {
+                        return .success(try await fileSystem.download(ino))
+                    } catch {
+                        return .failure(error)
+                    }
+                }.get()
                 response.message = "downloaded \(result.files) files (\(result.bytes) bytes) in \(shown)"
             }
         } catch {
@@ -48,22 +53,4 @@ extension Daemon {
         return response
     }
 
-    /// Runs a download on the cooperative pool and waits for it (control requests are served on threads of
-    /// their own).
-    private func blockingDownload(
-        _ ino: UInt64, fileSystem: FolioFileSystem
-    ) throws(FolioError) -> (files: Int, bytes: Int64) {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: Result<(files: Int, bytes: Int64), FolioError> = .failure(.io("no result"))
-        Task {
-            do throws(FolioError) {
-                result = .success(try await fileSystem.download(ino))
-            } catch {
-                result = .failure(error)
-            }
-            done.signal()
-        }
-        done.wait()
-        return try result.get()
-    }
 }

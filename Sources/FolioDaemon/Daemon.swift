@@ -98,7 +98,7 @@ public final class Daemon: @unchecked Sendable {
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
             push: configuration.push)
-        blockOn { await poller.refresh() }
+        _ = blockOn { await poller.refresh() }
 
         let mount = FUSEMount(
             fileSystem: fileSystem,
@@ -144,13 +144,17 @@ public final class Daemon: @unchecked Sendable {
             control: control, lock: lock)
     }
 
-    private func blockOn(_ body: @escaping @Sendable () async -> Void) {
+    /// Runs `body` on the cooperative pool and waits for its result. Only from threads that are not part of
+    /// it (start-up, control requests, which are served on threads of their own).
+    func blockOn<Value: Sendable>(_ body: @escaping @Sendable () async -> Value) -> Value {
         let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Value?
         Task {
-            await body()
+            result = await body()
             done.signal()
         }
         done.wait()
+        return result!
     }
 
     /// Answers one control request that arrived on the socket of the mount at `mountpoint`, which shows `view`.
