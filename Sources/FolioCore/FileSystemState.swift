@@ -179,6 +179,15 @@ struct State: Sendable {
         return nodes[current] == nil ? nil : components.reversed().joined(separator: "/")
     }
 
+    /// The version a delete of `node` is conditional on: its remote version — or none when an upload of it may
+    /// have landed without our knowing (in flight, or its reply lost): the remote's newer version may be our
+    /// own, and a delete must not mistake it for someone else's change and keep it.
+    func deleteBase(of node: Node) -> String? {
+        if case .uploading = node.state { return nil }
+        if uncertainUploads.contains(node.itemID) || uploadsInFlight.contains(node.itemID) { return nil }
+        return node.remoteVersion
+    }
+
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
 

@@ -254,7 +254,8 @@ extension FolioFileSystem {
         var tombstone: Tombstone?
         if !node.kind.isLocalOnly, node.remoteVersion != nil {
             tombstone = Tombstone(
-                itemID: node.itemID, container: node.remoteContainer ?? node.container, remoteVersion: node.remoteVersion,
+                itemID: node.itemID, container: node.remoteContainer ?? node.container,
+                remoteVersion: state.deleteBase(of: node),
                 sequence: state.allocateSequence())
             batch.tombstoneUpserts.append(tombstone!)
         }
@@ -371,7 +372,7 @@ extension FolioFileSystem {
                     if source.remoteVersion != nil {
                         let old = Tombstone(
                             itemID: source.itemID, container: source.remoteContainer ?? source.container,
-                            remoteVersion: source.remoteVersion,
+                            remoteVersion: state.deleteBase(of: source),
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
