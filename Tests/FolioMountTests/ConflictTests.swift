@@ -93,7 +93,9 @@ final class ConflictTests: MountTestCase {
 
         // Again, keeping the local version this time: it replaces the remote one on both devices.
         Shell.check("echo 'mine again' > '\(fixture.path("docs/doc.txt"))'")
-        Shell.check("echo 'theirs again' > '\(other.path("docs/doc.txt"))'")
+        // Written in place on the remote (as a person would), so it lands before this device's delayed upload
+        // whatever the load: the other device's upload could otherwise lose that race on a busy machine.
+        Shell.check("echo 'theirs again' > '\(fixture.remotePath("docs/doc.txt"))'")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) {
             self.versionCount(self.fixture) == 2
         })
