@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -25,6 +28,13 @@ static const unsigned int cfuse_rename_noreplace = RENAME_NOREPLACE;
 static const unsigned int cfuse_rename_exchange = RENAME_EXCHANGE;
 static const int cfuse_xattr_create = XATTR_CREATE;
 static const int cfuse_xattr_replace = XATTR_REPLACE;
+/// `utimensat`'s "leave this time alone".
+static const long cfuse_utime_omit = UTIME_OMIT;
+
+/// The calling thread's id: what the kernel puts in a FUSE request's `pid`.
+static inline int cfuse_gettid(void) {
+    return (int)syscall(SYS_gettid);
+}
 
 /// FUSE_ARGS_INIT is a macro; build an empty argument vector.
 static inline struct fuse_args cfuse_args_init(int argc, char **argv) {

@@ -94,12 +94,13 @@ extension FolioFileSystem {
         }
     }
 
-    /// The path of `ino` relative to the root, or `nil` for a node outside the full view.
-    public func path(of ino: UInt64) -> String? {
+    /// The path of `ino` relative to `root` (the full view's root unless given: a view's root, see
+    /// ``rootIno(of:)``), or `nil` for a node outside that tree.
+    public func path(of ino: UInt64, below root: UInt64 = FolioFileSystem.rootIno) -> String? {
         state.withLock { state in
             var components: [String] = []
             var current = ino
-            while current != Self.rootIno {
+            while current != root {
                 guard let node = state.nodes[current], node.parent != 0 else { return nil }
                 components.append(node.name)
                 current = node.parent

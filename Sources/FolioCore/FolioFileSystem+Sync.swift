@@ -361,10 +361,12 @@ extension FolioFileSystem {
     /// it was applied.
     @discardableResult
     public func applyEnumeration(of container: Container, items: [RemoteItem], epoch: UInt64? = nil) throws(FolioError) -> Bool {
-        let invalidations = try state.withLock { state throws(FolioError) -> [(UInt64, String?)]? in
+        let outcome = try state.withLock {
+            state throws(FolioError) -> (invalidations: [(UInt64, String?)], replays: [ReplayedChange])? in
             if let epoch, epoch != state.remoteEpoch { return nil }
             var batch = StoreBatch()
             var invalidations: [(UInt64, String?)] = []
+            var replays: [ReplayedChange] = []
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
             var conflictSeen = false
             var pending = items.filter { $0.kind != .fifo && $0.kind != .socket }
@@ -401,6 +403,10 @@ extension FolioFileSystem {
                         let contentChanged = node.remoteVersion != item.version && node.kind == .file
                         let moved = node.parent != parentIno || node.name != item.name
                         if moved, state.child(parentIno, item.name) != nil { continue }
+                        let origin = (parent: node.parent, name: node.name)
+                        // (A folder's time follows its children: their own replays say enough.)
+                        let attributesChanged = node.mode != item.mode
+                            || (node.kind != .directory && node.modificationTime != item.modificationTime)
                         if moved {
                             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
                             state.children[node.parent]?[node.name] = nil
@@ -425,6 +431,14 @@ extension FolioFileSystem {
                         }
                         state.nodes[ino] = node
                         batch.upserts.append(node)
+                        if moved {
+                            replays.append(.moved(
+                                fromParent: origin.parent, fromName: origin.name, toParent: parentIno,
+                                toName: item.name, attributes: attributes(of: node, state: state)))
+                        }
+                        if contentChanged || attributesChanged {
+                            replays.append(.changed(ino: ino, content: contentChanged))
+                        }
                     } else {
                         if state.child(parentIno, item.name) != nil { continue }
                         yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
@@ -438,6 +452,7 @@ extension FolioFileSystem {
                         state.insert(node)
                         batch.upserts.append(node)
                         invalidations.append((parentIno, item.name))
+                        replays.append(.created(parent: parentIno, name: item.name, kind: item.kind))
                     }
                 }
                 pending = next
@@ -462,6 +477,7 @@ extension FolioFileSystem {
                 }
                 batch.deletes.append(node.ino)
                 invalidations.append((node.parent, node.name))
+                replays.append(.removed(parent: node.parent, name: node.name, attributes: attributes(of: node, state: state)))
                 state.detach(node.ino)
                 if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node
@@ -471,9 +487,9 @@ extension FolioFileSystem {
             }
             try persist(batch, state: &state)
             if conflictSeen { keeper?.contentChanged() }
-            return invalidations
+            return (invalidations, replays)
         }
-        guard let invalidations else { return false }
+        guard let (invalidations, replays) = outcome else { return false }
         if !invalidations.isEmpty { keeper?.contentChanged() }
         if let invalidator {
             for (ino, name) in invalidations {
@@ -483,6 +499,7 @@ extension FolioFileSystem {
             for parent in Set(invalidations.compactMap { $0.1 == nil ? nil : $0.0 }) {
                 invalidator.invalidateInode(parent)
             }
+            replays.forEach(invalidator.replay)
         }
         return true
     }

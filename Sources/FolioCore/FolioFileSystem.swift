@@ -9,6 +9,14 @@ public protocol KernelCacheInvalidator: Sendable {
     func invalidateInode(_ ino: UInt64)
     /// Drops the cached lookup of `name` in `parent`.
     func invalidateEntry(parent: UInt64, name: String)
+    /// Replays a remote change through the mount so its inotify watchers see it (after the invalidations the
+    /// change caused, in order).
+    func replay(_ change: ReplayedChange)
+}
+
+extension KernelCacheInvalidator {
+    /// Invalidators without a mount to replay through ignore replays.
+    public func replay(_ change: ReplayedChange) {}
 }
 
 /// Downloads content of placeholders. Concurrent calls for one item share one download.

@@ -10,4 +10,8 @@ struct InvalidatorSet: KernelCacheInvalidator {
     func invalidateEntry(parent: UInt64, name: String) {
         for member in members { member.invalidateEntry(parent: parent, name: name) }
     }
+
+    func replay(_ change: ReplayedChange) {
+        for member in members { member.replay(change) }
+    }
 }

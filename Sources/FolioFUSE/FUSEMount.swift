@@ -23,13 +23,17 @@ public struct MountOptions: Sendable {
     /// The core's inode shown as the mount's root: the root of the mounted view (see
     /// ``FolioFileSystem/rootIno(of:)``).
     public var rootIno: UInt64
+    /// Replay remote changes through the mount so its inotify watchers see them (see ``ReplayedChange``).
+    public var replaysRemoteChanges: Bool
 
     /// Creates options.
     public init(
         mountpoint: String, source: String, allowOther: Bool = false, cacheTimeout: Double = 3600,
-        maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192, rootIno: UInt64 = FolioFileSystem.rootIno
+        maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192, rootIno: UInt64 = FolioFileSystem.rootIno,
+        replaysRemoteChanges: Bool = true
     ) {
         self.rootIno = rootIno
+        self.replaysRemoteChanges = replaysRemoteChanges
         self.readaheadKiB = readaheadKiB
         self.mountpoint = mountpoint
         self.source = source
@@ -56,7 +60,12 @@ public final class FUSEMount: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.options = options
         self.logger = logger
-        notifier = KernelNotifier(rootIno: options.rootIno)
+        notifier = KernelNotifier(
+            rootIno: options.rootIno,
+            replayer: options.replaysRemoteChanges
+                ? ChangeReplayer(
+                    fileSystem: fileSystem, mountpoint: options.mountpoint, rootIno: options.rootIno, logger: logger)
+                : nil)
     }
 
     /// The invalidator the core should use.
@@ -145,6 +154,7 @@ public final class FUSEMount: @unchecked Sendable {
         sessionLock.lock()
         defer { sessionLock.unlock() }
         guard let session else { return }
+        notifier.close()
         fuse_session_exit(session)
         if geteuid() == 0 {
             _ = umount2(options.mountpoint, Int32(MNT_DETACH))
@@ -179,6 +189,13 @@ public final class FUSEMount: @unchecked Sendable {
     /// swap could touch, is never reachable from an app view, so the mapping is one to one.
     func coreIno(_ ino: fuse_ino_t) -> UInt64 {
         ino == FUSE_ROOT_ID ? options.rootIno : ino
+    }
+
+    /// The replay script in force for `request`, if the mount's own replay thread sent it (see
+    /// ``ChangeReplayer``).
+    func replayScript(_ request: fuse_req_t) -> ReplayScript? {
+        guard let replayer = notifier.replayer else { return nil }
+        return replayer.script(forThread: fuse_req_ctx(request)!.pointee.pid)
     }
 
     func context(_ request: fuse_req_t) -> RequestContext {

@@ -26,6 +26,10 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "lookup", logger: mount.logger)
             let name = String(cString: name!)
+            if let script = mount.replayScript(request!), FUSEOperations.answerReplayedLookup(
+                reply, mount, script, parent: mount.coreIno(parent), name: name) {
+                return
+            }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.lookup(parent: mount.coreIno(parent), name: name)
             }
@@ -46,7 +50,7 @@ enum FUSEOperations {
         ops.getattr = { request, ino, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "getattr", logger: mount.logger)
-            let handle = fileInfo.map { $0.pointee.fh }
+            let handle = fileInfo.map { $0.pointee.fh }.flatMap { $0 == ReplayScript.handle ? nil : $0 }
             do {
                 let attributes = try mount.fileSystem.getAttributes(mount.coreIno(ino), handle: handle)
                 var value = attributes.statValue
@@ -59,6 +63,10 @@ enum FUSEOperations {
         ops.setattr = { request, ino, attr, toSet, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "setattr", logger: mount.logger)
+            if mount.replayScript(request!) != nil {
+                FUSEOperations.answerReplayedAttributeChange(reply, mount, ino: mount.coreIno(ino))
+                return
+            }
             let changes = FUSEOperations.attributeChanges(attr!.pointee, toSet: toSet)
             let handle = fileInfo.map { $0.pointee.fh }
             let context = mount.context(request!)
@@ -99,6 +107,10 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "mknod", logger: mount.logger)
             let name = String(cString: name!)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
+                return
+            }
             let kind: ItemKind?
             switch mode & S_IFMT {
             case S_IFIFO: kind = .fifo
@@ -116,6 +128,10 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "mkdir", logger: mount.logger)
             let name = String(cString: name!)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
+                return
+            }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeDirectory(
                     parent: mount.coreIno(parent), name: name, permissions: mode & 0o7777,
@@ -126,6 +142,10 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "symlink", logger: mount.logger)
             let name = String(cString: name!)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
+                return
+            }
             let target = String(cString: target!)
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeSymlink(
@@ -135,6 +155,10 @@ enum FUSEOperations {
         ops.unlink = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "unlink", logger: mount.logger)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                return
+            }
             do {
                 try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: String(cString: name!))
                 reply.succeed()
@@ -145,6 +169,10 @@ enum FUSEOperations {
         ops.rmdir = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rmdir", logger: mount.logger)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                return
+            }
             do {
                 try mount.fileSystem.removeDirectory(parent: mount.coreIno(parent), name: String(cString: name!))
                 reply.succeed()
@@ -155,6 +183,10 @@ enum FUSEOperations {
         ops.rename = { request, parent, name, newParent, newName, flags in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rename", logger: mount.logger)
+            if let script = mount.replayScript(request!) {
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                return
+            }
             do {
                 try mount.fileSystem.rename(
                     parent: mount.coreIno(parent), name: String(cString: name!), newParent: mount.coreIno(newParent),
@@ -167,6 +199,10 @@ enum FUSEOperations {
         ops.link = { request, ino, newParent, newName in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "link", logger: mount.logger)
+            if mount.replayScript(request!) != nil {
+                reply.answer { fuse_reply_err($0, EPERM) }
+                return
+            }
             do {
                 _ = try mount.fileSystem.link(
                     mount.coreIno(ino), newParent: mount.coreIno(newParent), newName: String(cString: newName!))
@@ -178,6 +214,10 @@ enum FUSEOperations {
         ops.open = { request, ino, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "open", logger: mount.logger)
+            if mount.replayScript(request!) != nil {
+                FUSEOperations.answerReplayedOpen(reply, fileInfo!)
+                return
+            }
             let flags = fileInfo!.pointee.flags
             let context = mount.context(request!)
             let info = FileInfo(fileInfo!.pointee)
@@ -206,6 +246,10 @@ enum FUSEOperations {
         ops.create = { request, parent, name, mode, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "create", logger: mount.logger)
+            if mount.replayScript(request!) != nil {
+                reply.answer { fuse_reply_err($0, EPERM) }
+                return
+            }
             let info = FileInfo(fileInfo!.pointee)
             do {
                 let (attributes, handle) = try mount.fileSystem.createFile(
@@ -251,6 +295,10 @@ enum FUSEOperations {
         ops.flush = { request, _, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "flush", logger: mount.logger)
+            if fileInfo!.pointee.fh == ReplayScript.handle {
+                reply.succeed()
+                return
+            }
             do {
                 try mount.fileSystem.flush(fileInfo!.pointee.fh, processID: mount.context(request!).processID)
                 reply.succeed()
@@ -261,6 +309,10 @@ enum FUSEOperations {
         ops.release = { request, _, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "release", logger: mount.logger)
+            if fileInfo!.pointee.fh == ReplayScript.handle {
+                reply.succeed()
+                return
+            }
             do {
                 try mount.fileSystem.release(fileInfo!.pointee.fh)
                 reply.succeed()

@@ -3,16 +3,22 @@ import Dispatch
 import FolioCore
 import Synchronization
 
-/// Sends cache invalidations to the kernel from its own queue, never from a request handler (a handler that
-/// invalidates an entry of its own operation can deadlock the kernel).
+/// Sends cache invalidations to the kernel, and replays remote changes through the mount, from its own queue,
+/// in order, never from a request handler (a handler that invalidates an entry of its own operation can
+/// deadlock the kernel, and one that makes a system call on its own mount waits for itself).
 final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     private let queue = DispatchQueue(label: "folio.kernel-notifier")
     private let sessionAddress = Mutex<UInt>(0)
+    /// Set when the mount is ending: no replay starts afterwards.
+    private let closing = Atomic(false)
     /// The core's inode shown as this mount's root.
     private let rootIno: UInt64
+    /// Replays remote changes through the mount (`nil`: not replayed).
+    let replayer: ChangeReplayer?
 
-    init(rootIno: UInt64) {
+    init(rootIno: UInt64, replayer: ChangeReplayer?) {
         self.rootIno = rootIno
+        self.replayer = replayer
     }
 
     /// The kernel's node id for a core inode (the inverse of ``FUSEMount/coreIno(_:)``); `nil` for the full
@@ -27,9 +33,15 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         sessionAddress.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(session))) }
     }
 
-    /// Stops sending (the session is about to end); waits for queued notifications.
+    /// Starts no more replays (the mount is ending: a replay now could wait for a request nobody serves).
+    func close() {
+        closing.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Stops sending (the session is about to end). Queued work is dropped; a replay still running is not
+    /// waited for: its requests end with the session.
     func detach() {
-        queue.sync {}
+        close()
         sessionAddress.withLock { $0 = 0 }
     }
 
@@ -44,12 +56,24 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     }
 
     func invalidateEntry(parent: UInt64, name: String) {
-        guard let parent = nodeID(parent) else { return }
+        queue.async { [self] in invalidateEntryNow(parent: parent, name: name) }
+    }
+
+    func replay(_ change: ReplayedChange) {
+        guard let replayer else { return }
         queue.async { [self] in
-            sessionAddress.withLock { address in
-                guard let session = OpaquePointer(bitPattern: address) else { return }
-                _ = name.withCString { fuse_lowlevel_notify_inval_entry(session, parent, $0, name.utf8.count) }
-            }
+            guard !closing.load(ordering: .sequentiallyConsistent),
+                  sessionAddress.withLock({ $0 != 0 }) else { return }
+            replayer.perform(change) { parent, name in invalidateEntryNow(parent: parent, name: name) }
+        }
+    }
+
+    /// Invalidates an entry from the queue's thread.
+    private func invalidateEntryNow(parent: UInt64, name: String) {
+        guard let parent = nodeID(parent) else { return }
+        sessionAddress.withLock { address in
+            guard let session = OpaquePointer(bitPattern: address) else { return }
+            _ = name.withCString { fuse_lowlevel_notify_inval_entry(session, parent, $0, name.utf8.count) }
         }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import XCTest
+
+/// Issue 3 "Remote changes": inotify watchers on the mount see remote changes. The kernel fires no event for
+/// a cache invalidation, so the daemon replays each remote change through its own mount (and answers its own
+/// requests without uploading or downloading anything). Watched here with `inotifywait`, as a file manager
+/// would, while another device changes the shared remote.
+final class RemoteEventsTests: MountTestCase {
+    override var mountArguments: [String] { ["--poll-interval", "600"] }
+
+    private var watcher: Process?
+    private var eventsPath: String { fixture.root + "/events" }
+
+    /// Starts `inotifywait -m -r` on the mount and waits until its watches are in place.
+    private func startWatching() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
+        process.arguments = ["-m", "-r", "--format", "%e %w%f", fixture.mountpoint]
+        FileManager.default.createFile(atPath: eventsPath, contents: nil)
+        FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
+        try process.run()
+        watcher = process
+        addTeardownBlock { [process] in
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let ready = Shell.waitUntil(timeout: 15) {
+            ((try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? "").contains("Watches established")
+        }
+        XCTAssertTrue(ready, "inotifywait did not start")
+    }
+
+    /// The events seen so far, one `EVENTS path-relative-to-the-mount` line each.
+    private var events: [String] {
+        let text = (try? String(contentsOfFile: eventsPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map { $0.replacingOccurrences(of: fixture.mountpoint + "/", with: "") }
+    }
+
+    private func expectEvent(_ wanted: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        expectEvent(what, file: file, line: line) { $0 == wanted }
+    }
+
+    private func expectEvent(
+        _ what: String, file: StaticString = #filePath, line: UInt = #line, _ matches: @escaping (String) -> Bool
+    ) {
+        let seen = Shell.waitUntil(timeout: 15) { self.events.contains(where: matches) }
+        XCTAssertTrue(seen, "\(what): events so far:\n\(events.joined(separator: "\n"))", file: file, line: line)
+    }
+
+    private func state(_ relative: String) -> String {
+        Shell.run("getfattr --only-values -n user.folio.state '\(fixture.path(relative))'").stdout
+    }
+
+    func testChangesOnAnotherDeviceFireInotifyEventsOnTheMount() throws {
+        let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
+        addTeardownBlock { device.tearDown() }
+        try device.start()
+        Shell.check("mkdir '\(device.path("other"))'")
+        device.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path("other")) })
+        try startWatching()
+
+        Shell.check("mkdir '\(device.path("shared"))'")
+        device.waitForUploads()
+        // (inotifywait -r watches a new folder only after it saw it: its files come next.)
+        expectEvent("CREATE,ISDIR shared", "a folder created on the other device")
+        Shell.check("echo 'from B' > '\(device.path("shared/b.txt"))'")
+        device.waitForUploads()
+        expectEvent("CREATE shared/b.txt", "a file created on the other device")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("shared/b.txt"))'"), "from B\n")
+        XCTAssertEqual(state("shared/b.txt"), "materialized")
+
+        Shell.check("mv '\(device.path("shared/b.txt"))' '\(device.path("shared/c.txt"))'")
+        device.waitForUploads()
+        expectEvent("MOVED_FROM shared/b.txt", "a rename on the other device (from)")
+        expectEvent("MOVED_TO shared/c.txt", "a rename on the other device (to)")
+
+        let before = events.count
+        Shell.check("echo 'edited on B' > '\(device.path("shared/c.txt"))'")
+        device.waitForUploads()
+        expectEvent("an edit on the other device") { event in
+            let kinds = event.split(separator: " ").first?.split(separator: ",") ?? []
+            return event.hasSuffix(" shared/c.txt")
+                && kinds.contains { ["MODIFY", "CLOSE_WRITE", "ATTRIB"].contains(String($0)) }
+                && self.events.firstIndex(of: event).map { $0 >= before } == true
+        }
+        XCTAssertEqual(state("shared/c.txt"), "placeholder", "the event did not download the new version")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("shared/c.txt"))'"), "edited on B\n")
+
+        Shell.check("mv '\(device.path("shared/c.txt"))' '\(device.path("other/c.txt"))'")
+        device.waitForUploads()
+        expectEvent("MOVED_FROM shared/c.txt", "a move across folders (from)")
+        expectEvent("MOVED_TO other/c.txt", "a move across folders (to)")
+
+        Shell.check("rm '\(device.path("other/c.txt"))' && rmdir '\(device.path("shared"))'")
+        device.waitForUploads()
+        expectEvent("DELETE other/c.txt", "a delete on the other device")
+        expectEvent("DELETE,ISDIR shared", "a folder deleted on the other device")
+
+        // The replays went through the mount but nowhere else: nothing uploaded, the remote is what B made.
+        XCTAssertEqual(fixture.pendingUploads, 0)
+        XCTAssertEqual(Shell.check("ls -A '\(fixture.remotePath(""))'"), "other\n")
+        XCTAssertEqual(Shell.check("ls -A '\(fixture.remotePath("other"))'"), "")
+        XCTAssertEqual(Shell.check("ls -A '\(fixture.path(""))'"), ".Recents\n.Tags\nother\n")
+    }
+
+    func testAWatcherOfOneFileSeesItsRemoteEditAndDelete() throws {
+        Shell.check("echo 'one' > '\(fixture.remotePath("watched.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path("watched.txt")) })
+        // A watch on the file itself (as an editor keeps on the document it shows).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
+        process.arguments = ["-m", "--format", "%e", fixture.path("watched.txt")]
+        FileManager.default.createFile(atPath: eventsPath, contents: nil)
+        FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
+        try process.run()
+        addTeardownBlock { [process] in
+            process.terminate()
+            process.waitUntilExit()
+        }
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+            ((try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? "").contains("Watches established")
+        })
+        Shell.check("echo 'two' > '\(fixture.remotePath("watched.txt"))'")
+        expectEvent("the editor's watch sees the remote edit") { $0 == "MODIFY" || $0.hasPrefix("CLOSE_WRITE") }
+        Shell.check("rm '\(fixture.remotePath("watched.txt"))'")
+        expectEvent("DELETE_SELF", "the editor's watch sees the remote delete")
+        XCTAssertEqual(fixture.pendingUploads, 0)
+    }
+}
