@@ -291,6 +291,12 @@ extension FolioFileSystem {
         }
     }
 
+    /// Whether a kernel holds `ino` (it was looked up and not forgotten since): only then can a program watch
+    /// it with inotify.
+    public func isKnownToKernel(_ ino: UInt64) -> Bool {
+        state.withLock { ($0.lookupCounts[ino] ?? 0) > 0 }
+    }
+
     /// The kernel forgot `count` references to `ino`; an unlinked node goes once nothing refers to it.
     public func forget(_ ino: UInt64, count: UInt64) {
         state.withLock { state in

@@ -63,7 +63,7 @@ final class ChangeReplayer: Sendable {
         var script = ReplayScript()
         switch change {
         case .created(let parent, let name, let kind):
-            guard let path = path(of: parent, name) else { return }
+            guard watchable(parent), let path = path(of: parent, name) else { return }
             script.absent.insert(.init(parent: parent, name: name))
             invalidate(parent, name)
             run(script, "create of \(path)") {
@@ -74,19 +74,21 @@ final class ChangeReplayer: Sendable {
                 }
             }
         case .removed(let parent, let name, let attributes):
-            guard let path = path(of: parent, name) else { return }
+            guard watchable(parent, attributes.ino), let path = path(of: parent, name) else { return }
             script.present[.init(parent: parent, name: name)] = current(attributes)
             invalidate(parent, name)
             run(script, "delete of \(path)") { attributes.kind == .directory ? rmdir(path) : unlink(path) }
         case .moved(let fromParent, let fromName, let toParent, let toName, let attributes):
-            guard let from = path(of: fromParent, fromName), let to = path(of: toParent, toName) else { return }
+            guard watchable(fromParent, toParent, attributes.ino), let from = path(of: fromParent, fromName),
+                  let to = path(of: toParent, toName) else { return }
             script.present[.init(parent: fromParent, name: fromName)] = current(attributes)
             script.absent.insert(.init(parent: toParent, name: toName))
             invalidate(fromParent, fromName)
             invalidate(toParent, toName)
             run(script, "move of \(from) to \(to)") { rename(from, to) }
         case .changed(let ino, let content):
-            guard let relative = fileSystem.path(of: ino, below: rootIno), !relative.isEmpty,
+            guard let parent = fileSystem.node(ino)?.parent, watchable(parent, ino),
+                  let relative = fileSystem.path(of: ino, below: rootIno), !relative.isEmpty,
                   let attributes = try? fileSystem.getAttributes(ino) else { return }
             let path = mountpoint + "/" + relative
             run(script, "change of \(path)") {
@@ -102,6 +104,13 @@ final class ChangeReplayer: Sendable {
                 return close(fd)
             }
         }
+    }
+
+    /// Whether a program can be watching one of `inos`: an inode the kernel never looked up (a folder nobody
+    /// opened) has no watch, so a change there is not replayed (a remote tree copied into an unvisited folder
+    /// costs nothing).
+    private func watchable(_ inos: UInt64...) -> Bool {
+        inos.contains { $0 == rootIno || fileSystem.isKnownToKernel($0) }
     }
 
     /// The path on the mount of `name` in `parent`, or `nil` if `parent` is not in this mount's view.
