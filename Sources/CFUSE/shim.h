@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
@@ -16,6 +18,9 @@
 #endif
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef O_PATH
+#define O_PATH 010000000
 #endif
 #ifndef XATTR_CREATE
 #define XATTR_CREATE 0x1
@@ -28,12 +33,23 @@ static const unsigned int cfuse_rename_noreplace = RENAME_NOREPLACE;
 static const unsigned int cfuse_rename_exchange = RENAME_EXCHANGE;
 static const int cfuse_xattr_create = XATTR_CREATE;
 static const int cfuse_xattr_replace = XATTR_REPLACE;
+/// A descriptor that names a file without opening it.
+static const int cfuse_o_path = O_PATH;
 /// `utimensat`'s "leave this time alone".
 static const long cfuse_utime_omit = UTIME_OMIT;
 
-/// The calling thread's id: what the kernel puts in a FUSE request's `pid`.
-static inline int cfuse_gettid(void) {
-    return (int)syscall(SYS_gettid);
+/// Closes every descriptor from `first` on (inherited ones a helper must not keep).
+static inline int cfuse_close_from(unsigned int first) {
+#ifdef SYS_close_range
+    return (int)syscall(SYS_close_range, first, ~0U, 0);
+#else
+    return -1;
+#endif
+}
+
+/// Asks the kernel to kill the calling process when its parent dies (`prctl` is variadic).
+static inline int cfuse_die_with_parent(void) {
+    return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 }
 
 /// FUSE_ARGS_INIT is a macro; build an empty argument vector.

@@ -27,6 +27,7 @@ final class ControlServer: @unchecked Sendable {
                     if errno == EINTR { continue }
                     return
                 }
+                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
                 // A request may take long (`folio download`): each connection is served on a thread of its own.
                 let worker = Thread { [self] in serve(connection) }
                 worker.name = "folio-control-request"

@@ -51,7 +51,7 @@ extension Daemon {
             fileSystem: fileSystem,
             options: MountOptions(
                 mountpoint: mountpoint, source: configuration.remote.string, allowOther: configuration.allowOther,
-                debug: configuration.debug, rootIno: try fileSystem.rootIno(of: view)),
+                debug: configuration.debug, rootIno: try fileSystem.rootIno(of: view), replayHelper: Self.replayHelper),
             logger: logger)
         try mount.mount()
         let invalidatorID = fileSystem.addInvalidator(mount.invalidator)

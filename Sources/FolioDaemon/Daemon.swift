@@ -105,7 +105,7 @@ public final class Daemon: @unchecked Sendable {
             options: MountOptions(
                 mountpoint: configuration.mountpoint.string, source: configuration.remote.string,
                 allowOther: configuration.allowOther, debug: configuration.debug,
-                rootIno: try fileSystem.rootIno(of: configuration.view)),
+                rootIno: try fileSystem.rootIno(of: configuration.view), replayHelper: Self.replayHelper),
             logger: logger)
         let materializer = Materializer(fileSystem: fileSystem, provider: provider, logger: logger)
         let uploader = Uploader(
@@ -143,6 +143,10 @@ public final class Daemon: @unchecked Sendable {
             poller: pollTask,
             control: control, lock: lock)
     }
+
+    /// The command that starts the replay helper of a mount: this very executable (`/proc/self/exe` names it
+    /// even after a reinstall replaced its file) with `replay-helper`.
+    static let replayHelper = ["/proc/self/exe", "replay-helper"]
 
     /// Runs `body` on the cooperative pool and waits for its result. Only from threads that are not part of
     /// it (start-up, control requests, which are served on threads of their own).

@@ -1,12 +1,13 @@
-import CFUSE
 import FolioCore
+import Foundation
 import Glibc
 import Logging
 import Synchronization
 
-/// How the adapter answers the replay thread's requests while one change is replayed: as if the change had
-/// not happened yet, so the operation the thread asks for succeeds in the kernel and fires its inotify events,
-/// while nothing reaches the core (the change is already there) or the provider.
+/// How the adapter answers the replay helper's requests: as if the change being replayed had not happened yet,
+/// so the operation the helper asks for succeeds in the kernel and fires its inotify events, while nothing
+/// reaches the core (the change is already there) or the provider. With no change in progress the script is
+/// empty: lookups are answered as usual and every change is refused.
 struct ReplayScript: Sendable {
     /// A name in a folder (core inodes).
     struct Name: Hashable, Sendable {
@@ -28,37 +29,75 @@ struct ReplayScript: Sendable {
 /// through the mount, never for cache invalidations (see ``ReplayedChange``).
 ///
 /// Each change becomes one system call on the mount (`mknod`, `mkdir`, `symlink`, `rename`, `unlink`,
-/// `rmdir`; `utimensat` and an open for writing for a changed item) made from the notifier's thread, never
-/// from a request handler. Requests carry the calling thread's id, so the adapter recognizes the replay's own
-/// requests and answers them from the ``ReplayScript`` without changing anything: nothing is uploaded again,
-/// and a changed placeholder is not downloaded.
+/// `rmdir`; `utimensat` and an open for writing for a changed document), made by the ``ReplayHelper`` process
+/// at the request of the notifier's thread, never from a request handler. Requests carry the calling process,
+/// so the adapter recognizes the helper's and answers them from the ``ReplayScript`` without changing
+/// anything: nothing is uploaded again, and a changed placeholder is not downloaded.
 final class ChangeReplayer: Sendable {
+    private struct Helper: @unchecked Sendable {
+        var process: Process
+        var input: FileHandle
+        var output: Int32
+        var buffer: [UInt8] = []
+    }
+
     private struct Running {
-        /// The thread replaying now (0: none).
-        var thread: Int32 = 0
+        /// Every helper process started (requests from any of them are never passed to the core).
+        var helpers: Set<Int32> = []
         var script = ReplayScript()
     }
 
+    /// How long one operation may take before the helper is given up (and replaced for the next change).
+    private static let answerTimeout: Int32 = 10_000
+
     private let running = Mutex(Running())
+    private let stopping = Atomic(false)
+    /// Used only from the notifier's queue.
+    private let helper = Mutex<Helper?>(nil)
     private let fileSystem: FolioFileSystem
     private let mountpoint: String
     private let rootIno: UInt64
+    private let helperCommand: [String]
     private let logger: Logger
+    /// The mount's device (`major:minor`), known once mounted.
+    private let device = Mutex<String?>(nil)
 
-    init(fileSystem: FolioFileSystem, mountpoint: String, rootIno: UInt64, logger: Logger) {
+    init(fileSystem: FolioFileSystem, mountpoint: String, rootIno: UInt64, helperCommand: [String], logger: Logger) {
         self.fileSystem = fileSystem
         self.mountpoint = mountpoint
         self.rootIno = rootIno
+        self.helperCommand = helperCommand
         self.logger = logger
     }
 
-    /// The script for a request sent by thread `tid`, if that is the thread replaying now.
-    func script(forThread tid: Int32) -> ReplayScript? {
-        running.withLock { $0.thread != 0 && $0.thread == tid ? $0.script : nil }
+    /// Records the mount's device number (the helper acts only on that mount).
+    func attach(device: String) {
+        self.device.withLock { $0 = device }
     }
 
-    /// Performs `change` on the mount from the calling thread. `invalidate` drops a name from the kernel's
-    /// caches first (a process may have looked it up since the core applied the change).
+    /// The script for a request sent by process `pid`, if that is a replay helper.
+    func script(forProcess pid: Int32) -> ReplayScript? {
+        running.withLock { $0.helpers.contains(pid) ? $0.script : nil }
+    }
+
+    /// Replays no more changes and stops waiting for the helper (the mount is going away: its loop may have
+    /// dropped the helper's request). From any thread; ``finish()`` then ends the helper.
+    func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Ends the helper (on the notifier's queue, after ``stop()``): it exits when its input closes (a helper
+    /// still waiting in a request to the mount, when the connection ends).
+    func finish() {
+        helper.withLock { helper in
+            try? helper?.input.close()
+            if let output = helper?.output { close(output) }
+            helper = nil
+        }
+    }
+
+    /// Replays `change` (on the notifier's queue). `invalidate` drops a name from the kernel's caches first (a
+    /// process may have looked it up since the core applied the change).
     func perform(_ change: ReplayedChange, invalidate: (UInt64, String) -> Void) {
         var script = ReplayScript()
         switch change {
@@ -66,18 +105,17 @@ final class ChangeReplayer: Sendable {
             guard watchable(parent), let path = path(of: parent, name) else { return }
             script.absent.insert(.init(parent: parent, name: name))
             invalidate(parent, name)
-            run(script, "create of \(path)") {
-                switch kind {
-                case .directory: return mkdir(path, 0o755)
-                case .symlink: return symlink(".", path)
-                default: return mknod(path, S_IFREG | 0o644, 0)
-                }
+            let operation: ReplayOperation.Kind = switch kind {
+            case .directory: .makeDirectory
+            case .symlink: .makeSymlink
+            default: .makeFile
             }
+            send(ReplayOperation(kind: operation, path: path), script)
         case .removed(let parent, let name, let attributes):
             guard watchable(parent, attributes.ino), let path = path(of: parent, name) else { return }
             script.present[.init(parent: parent, name: name)] = current(attributes)
             invalidate(parent, name)
-            run(script, "delete of \(path)") { attributes.kind == .directory ? rmdir(path) : unlink(path) }
+            send(ReplayOperation(kind: attributes.kind == .directory ? .removeDirectory : .unlink, path: path), script)
         case .moved(let fromParent, let fromName, let toParent, let toName, let attributes):
             guard watchable(fromParent, toParent, attributes.ino), let from = path(of: fromParent, fromName),
                   let to = path(of: toParent, toName) else { return }
@@ -85,24 +123,17 @@ final class ChangeReplayer: Sendable {
             script.absent.insert(.init(parent: toParent, name: toName))
             invalidate(fromParent, fromName)
             invalidate(toParent, toName)
-            run(script, "move of \(from) to \(to)") { rename(from, to) }
+            send(ReplayOperation(kind: .rename, path: from, destination: to), script)
         case .changed(let ino, let content):
             guard let parent = fileSystem.node(ino)?.parent, watchable(parent, ino),
-                  let relative = fileSystem.path(of: ino, below: rootIno), !relative.isEmpty,
+                  let path = fileSystem.path(of: ino, below: rootIno), !path.isEmpty,
                   let attributes = try? fileSystem.getAttributes(ino) else { return }
-            let path = mountpoint + "/" + relative
-            run(script, "change of \(path)") {
-                // ATTRIB: the modification time, set to what it is.
-                var times = [timespec(tv_sec: 0, tv_nsec: cfuse_utime_omit), attributes.modificationTime.timespecValue]
-                return utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
-            }
-            guard content, attributes.kind == .file else { return }
-            run(script, "open of \(path)") {
-                // OPEN and CLOSE_WRITE, which editors and file managers take as "saved".
-                let fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
-                guard fd >= 0 else { return -1 }
-                return close(fd)
-            }
+            // MODIFY: the modification time, set to what it is.
+            send(ReplayOperation(
+                kind: .setModificationTime, path: path, seconds: attributes.modificationTime.seconds,
+                nanoseconds: attributes.modificationTime.nanoseconds), script)
+            // OPEN and CLOSE_WRITE, which editors and file managers take as "saved".
+            if content, attributes.kind == .file { send(ReplayOperation(kind: .openForWriting, path: path), script) }
         }
     }
 
@@ -113,10 +144,10 @@ final class ChangeReplayer: Sendable {
         inos.contains { $0 == rootIno || fileSystem.isKnownToKernel($0) }
     }
 
-    /// The path on the mount of `name` in `parent`, or `nil` if `parent` is not in this mount's view.
+    /// The path of `name` in `parent` relative to the mount's root, or `nil` if `parent` is not in its view.
     private func path(of parent: UInt64, _ name: String) -> String? {
         guard let relative = fileSystem.path(of: parent, below: rootIno) else { return nil }
-        return relative.isEmpty ? "\(mountpoint)/\(name)" : "\(mountpoint)/\(relative)/\(name)"
+        return relative.isEmpty ? name : "\(relative)/\(name)"
     }
 
     /// The item's attributes now, if the core still has it (an open file outlives its delete).
@@ -124,14 +155,86 @@ final class ChangeReplayer: Sendable {
         (try? fileSystem.getAttributes(attributes.ino)) ?? attributes
     }
 
-    /// Runs one system call with `script` in force for this thread's requests.
-    private func run(_ script: ReplayScript, _ description: @autoclosure () -> String, _ call: () -> Int32) {
-        running.withLock { $0 = Running(thread: cfuse_gettid(), script: script) }
-        let result = call()
-        let error = errno
-        running.withLock { $0 = Running() }
-        if result != 0 {
-            logger.debug("replaying the \(description()) on the mount failed: \(String(cString: strerror(error)))")
+    /// Has the helper make `operation` with `script` in force for its requests, and waits (bounded) for it.
+    private func send(_ operation: ReplayOperation, _ script: ReplayScript) {
+        guard !stopping.load(ordering: .sequentiallyConsistent), let line = try? JSONEncoder().encode(operation) else { return }
+        running.withLock { $0.script = script }
+        defer { running.withLock { $0.script = ReplayScript() } }
+        helper.withLock { helper in
+            if helper == nil { helper = startHelper() }
+            guard var current = helper else { return }
+            do {
+                try current.input.write(contentsOf: line + [UInt8(ascii: "\n")])
+            } catch {
+                logger.warning("the replay helper is gone (\(error)); a new one serves the next change")
+                stopHelper(&helper)
+                return
+            }
+            guard let answer = readLine(&current) else {
+                if !stopping.load(ordering: .sequentiallyConsistent) {
+                    logger.warning("the replay helper did not answer a \(operation.kind) within 10 s; it is replaced")
+                }
+                stopHelper(&helper)
+                return
+            }
+            helper = current
+            if answer != "0" {
+                let reason = Int32(answer).map { String(cString: strerror($0)) } ?? answer
+                logger.debug("replaying \(operation.kind) of \(operation.path) on the mount failed: \(reason)")
+            }
+        }
+    }
+
+    private func startHelper() -> Helper? {
+        guard let executable = helperCommand.first, let device = device.withLock({ $0 }) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = Array(helperCommand.dropFirst()) + [mountpoint, device]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            logger.warning("cannot start the replay helper \(executable): \(error)")
+            return nil
+        }
+        running.withLock { _ = $0.helpers.insert(process.processIdentifier) }
+        let outputFD = dup(output.fileHandleForReading.fileDescriptor)
+        try? output.fileHandleForReading.close()
+        try? input.fileHandleForReading.close()
+        try? output.fileHandleForWriting.close()
+        return Helper(process: process, input: input.fileHandleForWriting, output: outputFD)
+    }
+
+    private func stopHelper(_ helper: inout Helper?) {
+        guard let current = helper else { return }
+        if current.process.isRunning { kill(current.process.processIdentifier, SIGKILL) }
+        try? current.input.close()
+        close(current.output)
+        helper = nil
+    }
+
+    /// One line from the helper, waiting at most ``answerTimeout`` ms in all, and not after ``stop()``.
+    private func readLine(_ helper: inout Helper) -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(Self.answerTimeout))
+        while true {
+            if let end = helper.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: helper.buffer[..<end], as: UTF8.self)
+                helper.buffer.removeSubrange(...end)
+                return line
+            }
+            let left = deadline - .now
+            guard left > .zero, !stopping.load(ordering: .sequentiallyConsistent) else { return nil }
+            var poller = pollfd(fd: helper.output, events: Int16(POLLIN), revents: 0)
+            let waited = poll(&poller, 1, Int32(min(100, (left / .milliseconds(1)).rounded(.up))))
+            if waited < 0 && errno == EINTR || waited == 0 { continue }
+            guard waited > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 256)
+            let count = read(helper.output, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            helper.buffer.append(contentsOf: chunk[..<count])
         }
     }
 }

@@ -23,17 +23,19 @@ public struct MountOptions: Sendable {
     /// The core's inode shown as the mount's root: the root of the mounted view (see
     /// ``FolioFileSystem/rootIno(of:)``).
     public var rootIno: UInt64
-    /// Replay remote changes through the mount so its inotify watchers see them (see ``ReplayedChange``).
-    public var replaysRemoteChanges: Bool
+    /// The command that starts the replay helper (`folio replay-helper`, which adds the mountpoint and device):
+    /// remote changes are replayed through the mount so its inotify watchers see them (see ``ReplayedChange``).
+    /// `nil`: not replayed.
+    public var replayHelper: [String]?
 
     /// Creates options.
     public init(
         mountpoint: String, source: String, allowOther: Bool = false, cacheTimeout: Double = 3600,
         maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192, rootIno: UInt64 = FolioFileSystem.rootIno,
-        replaysRemoteChanges: Bool = true
+        replayHelper: [String]? = nil
     ) {
         self.rootIno = rootIno
-        self.replaysRemoteChanges = replaysRemoteChanges
+        self.replayHelper = replayHelper
         self.readaheadKiB = readaheadKiB
         self.mountpoint = mountpoint
         self.source = source
@@ -62,10 +64,11 @@ public final class FUSEMount: @unchecked Sendable {
         self.logger = logger
         notifier = KernelNotifier(
             rootIno: options.rootIno,
-            replayer: options.replaysRemoteChanges
-                ? ChangeReplayer(
-                    fileSystem: fileSystem, mountpoint: options.mountpoint, rootIno: options.rootIno, logger: logger)
-                : nil)
+            replayer: options.replayHelper.map {
+                ChangeReplayer(
+                    fileSystem: fileSystem, mountpoint: options.mountpoint, rootIno: options.rootIno, helperCommand: $0,
+                    logger: logger)
+            })
     }
 
     /// The invalidator the core should use.
@@ -96,27 +99,37 @@ public final class FUSEMount: @unchecked Sendable {
         }
         self.session = session
         notifier.attach(session)
-        widenReadahead()
+        if let device = mountDevice() {
+            notifier.replayer?.attach(device: device)
+            widenReadahead(device)
+        }
+    }
+
+    /// The mount's device (`major:minor`), from `/proc/self/mountinfo`, not by `stat` of the mountpoint, which
+    /// would ask this very daemon before it serves requests.
+    private func mountDevice() -> String? {
+        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        let mountpoint = options.mountpoint.replacingOccurrences(of: " ", with: "\\040")
+        var device: String?
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[4] == mountpoint, line.contains(" - fuse.folio ") else { continue }
+            device = String(fields[2])  // the last one: mounted over any earlier one
+        }
+        return device
     }
 
     /// The kernel reads ahead on a FUSE mount only as far as its backing device's default allows (128 KiB),
     /// which leaves one small read in flight at a time during a sequential scan. Where the daemon may (root),
     /// the mount's readahead is raised to ``MountOptions/readaheadKiB``, so large files stream with several
-    /// 1 MiB reads in flight, as on a local disk. Read from `/proc/self/mountinfo`, not by `stat` of the
-    /// mountpoint, which would ask this very daemon before it serves requests.
-    private func widenReadahead() {
-        guard options.readaheadKiB > 0,
-              let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return }
-        let mountpoint = options.mountpoint.replacingOccurrences(of: " ", with: "\\040")
-        for line in table.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4, fields[4] == mountpoint, line.contains(" - fuse.folio ") else { continue }
-            let setting = "/sys/class/bdi/\(fields[2])/read_ahead_kb"
-            do {
-                try "\(options.readaheadKiB)\n".write(toFile: setting, atomically: false, encoding: .utf8)
-            } catch {
-                logger.debug("readahead of the mount left at the kernel's default (\(setting): \(error))")
-            }
+    /// 1 MiB reads in flight, as on a local disk.
+    private func widenReadahead(_ device: String) {
+        guard options.readaheadKiB > 0 else { return }
+        let setting = "/sys/class/bdi/\(device)/read_ahead_kb"
+        do {
+            try "\(options.readaheadKiB)\n".write(toFile: setting, atomically: false, encoding: .utf8)
+        } catch {
+            logger.debug("readahead of the mount left at the kernel's default (\(setting): \(error))")
         }
     }
 
@@ -191,11 +204,11 @@ public final class FUSEMount: @unchecked Sendable {
         ino == FUSE_ROOT_ID ? options.rootIno : ino
     }
 
-    /// The replay script in force for `request`, if the mount's own replay thread sent it (see
+    /// The replay script in force for `request`, if the mount's replay helper sent it (see
     /// ``ChangeReplayer``).
     func replayScript(_ request: fuse_req_t) -> ReplayScript? {
         guard let replayer = notifier.replayer else { return nil }
-        return replayer.script(forThread: fuse_req_ctx(request)!.pointee.pid)
+        return replayer.script(forProcess: fuse_req_ctx(request)!.pointee.pid)
     }
 
     func context(_ request: fuse_req_t) -> RequestContext {

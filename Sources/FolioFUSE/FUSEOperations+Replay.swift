@@ -2,7 +2,7 @@ import CFUSE
 import FolioCore
 import Foundation
 
-/// Answers to the requests of the mount's replay thread (see ``ChangeReplayer``): they follow the
+/// Answers to the requests of the mount's replay helper (see ``ChangeReplayer``): they follow the
 /// ``ReplayScript`` and never change the core.
 extension FUSEOperations {
     /// Answers a lookup of `name` in `parent` (core inode) if the script speaks of it; `false` otherwise (the
@@ -23,7 +23,7 @@ extension FUSEOperations {
     }
 
     /// Answers a create (`mknod`, `mkdir`, `symlink`) with the item the core already has under that name;
-    /// a name the script does not create is refused (the replay thread never creates anything).
+    /// a name the script does not create is refused (the replay helper never creates anything).
     static func answerReplayedCreate(_ reply: Reply, _ mount: FUSEMount, _ script: ReplayScript, parent: UInt64, name: String) {
         guard script.absent.contains(.init(parent: parent, name: name)) else {
             reply.answer { fuse_reply_err($0, EPERM) }
@@ -33,7 +33,7 @@ extension FUSEOperations {
     }
 
     /// Answers a removal or a move away of `name` in `parent`: done, if the script has the name there; refused
-    /// otherwise (the replay thread never deletes anything).
+    /// otherwise (the replay helper never deletes anything).
     static func answerReplayedRemoval(_ reply: Reply, _ script: ReplayScript, parent: UInt64, name: String) {
         let known = script.present[.init(parent: parent, name: name)] != nil
         reply.answer { fuse_reply_err($0, known ? 0 : EPERM) }

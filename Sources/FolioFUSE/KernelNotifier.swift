@@ -36,6 +36,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     /// Starts no more replays (the mount is ending: a replay now could wait for a request nobody serves).
     func close() {
         closing.store(true, ordering: .sequentiallyConsistent)
+        replayer?.stop()
     }
 
     /// Stops sending (the session is about to end). Queued work is dropped; a replay still running is not
@@ -43,6 +44,10 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     func detach() {
         close()
         sessionAddress.withLock { $0 = 0 }
+        if let replayer {
+            replayer.stop()
+            queue.async { replayer.finish() }
+        }
     }
 
     func invalidateInode(_ ino: UInt64) {

@@ -9,5 +9,6 @@ struct Folio: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self,
             EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self, DemoCommand.self,
+            ReplayHelperCommand.self,
         ])
 }

@@ -110,14 +110,20 @@ final class MountFixture {
         remote + "/" + container + "/" + relative
     }
 
-    /// Ends the daemon with `kill -9` (no cleanup at all) and clears the dead mount.
-    func kill9() {
-        guard let daemon else { return }
+    /// Ends the daemon with `kill -9` (no cleanup at all) and clears the dead mount. Returns whether the daemon
+    /// ended within 20 s; one that did not (a thread stuck in a request to its own mount) is freed by aborting
+    /// the mount's connection (`umount -f`), so the run goes on.
+    @discardableResult
+    func kill9() -> Bool {
+        guard let daemon else { return true }
         kill(daemon.processIdentifier, SIGKILL)
+        let ended = Shell.waitUntil(timeout: 20) { !daemon.isRunning }
+        if !ended { Shell.run("umount -f '\(mountpoint)' 2>/dev/null; true") }
         daemon.waitUntilExit()
         self.daemon = nil
         Shell.run("fusermount3 -u -z '\(mountpoint)' 2>/dev/null; umount -l '\(mountpoint)' 2>/dev/null; true")
         Shell.waitUntil(timeout: 10) { !self.isMounted }
+        return ended
     }
 
     /// Unmounts cleanly and waits for the daemon to exit.

@@ -131,4 +131,30 @@ final class RemoteEventsTests: MountTestCase {
         expectEvent("DELETE_SELF", "the editor's watch sees the remote delete")
         XCTAssertEqual(fixture.pendingUploads, 0)
     }
+
+    func testKillingTheDaemonWhileItReplaysLeavesNoProcessBehind() throws {
+        try startWatching()
+        // A stream of remote creates in the watched root: the daemon replays them one after another.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/bash")
+        writer.arguments = ["-c", "for i in $(seq 1 500); do echo $i > '\(fixture.remotePath(""))'f$i.txt; done"]
+        try writer.run()
+        addTeardownBlock { [writer] in writer.waitUntilExit() }
+        expectEvent("replays under way") { $0.hasPrefix("CREATE ") }
+        let helper = "pgrep -f 'replay-helper \(fixture.mountpoint) '"
+        XCTAssertEqual(Shell.run(helper).status, 0, "the replay helper runs")
+        // A helper in the middle of a request the killed daemon will never answer must not keep anything alive.
+        XCTAssertTrue(fixture.kill9(), "the daemon killed in the middle of replays ended")
+        let helpersGone = Shell.waitUntil(timeout: 15) {
+            Shell.run(helper).status != 0
+        }
+        XCTAssertTrue(helpersGone, "the replay helper ended with its daemon")
+        writer.waitUntilExit()
+        // The next daemon takes over and replays again.
+        try fixture.start()
+        Shell.check("echo after > '\(fixture.remotePath("after.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+            Shell.run("cat '\(self.fixture.path("after.txt"))'").stdout == "after\n"
+        })
+    }
 }
