@@ -1,7 +1,7 @@
 import Glibc
 
 /// C library functions that Glibc's Swift module does not export (`<sys/xattr.h>`, `renameat2`,
-/// `copy_file_range`), resolved once
+/// `copy_file_range`, `syncfs`), resolved once
 /// by name from the already loaded C library. Each has exactly the C signature of its man page.
 ///
 /// A small C system-library target would be the tidier home for these; this keeps the provider free of a
@@ -29,6 +29,11 @@ enum LibcExtras {
         Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
     ) -> Int
 
+    /// `int syncfs(int fd)`.
+    typealias SyncFileSystem = @convention(c) (Int32) -> Int32
+
+    /// `syncfs(2)`.
+    static let syncfs: SyncFileSystem = resolve("syncfs")
     /// `copy_file_range(2)`.
     static let copyFileRange: CopyFileRange = resolve("copy_file_range")
     /// `lgetxattr(2)`.

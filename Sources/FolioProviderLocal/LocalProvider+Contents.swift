@@ -96,8 +96,9 @@ extension LocalProvider {
             try await SystemCalls.closing(output, path: staged) {
                 let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
                 _ = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
-                guard fsync(output.rawValue) == 0 else { throw SystemCalls.lastError("fsync", staged) }
             }
+            // The content is on disk before it is renamed into place (with the other uploads in flight).
+            try await diskFlush.flush()
             return staged
         } catch let error as Errno {
             SystemCalls.removeFileQuietly(staged)

@@ -18,6 +18,8 @@ import SystemPackage
 /// through the provider, so even a change that keeps size and mtime gets a new version.
 ///
 /// Content is uploaded into `DIR/.folio/staging/` and renamed into place, so nobody ever sees a partial file;
+/// the content is on disk before the rename and the new name before the answer, both made durable together
+/// with the other uploads in flight (``DiskFlushGroup``);
 /// fetches copy from an open descriptor and fail with `.conflict` if the file changed meanwhile. Mutations
 /// are serialized by a lock shared by all providers of this process on the same directory (never held across
 /// an `await`), so each check-then-act is atomic for them; other processes changing the directory are
@@ -31,6 +33,8 @@ public final class LocalProvider: Provider {
     let tree: SharedRemoteTree
     /// The network simulation.
     let gate: SimulationGate
+    /// Makes uploads durable together (one `syncfs` for all uploads in flight).
+    let diskFlush: DiskFlushGroup
     /// Push: the inotify watcher, once ``changeNotifications()`` asked for it.
     private let watcher = Mutex<RemoteWatcher?>(nil)
 
@@ -48,6 +52,7 @@ public final class LocalProvider: Provider {
         self.layout = layout
         tree = try SharedRemoteTree.forRemote(at: layout)
         gate = SimulationGate(configured: simulation, overrideFile: layout.simulationOverride)
+        diskFlush = try DiskFlushGroup(root: root)
         Self.removeAbandonedUploads(in: layout.staging)
     }
 
@@ -99,6 +104,7 @@ public final class LocalProvider: Provider {
         }
         defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
         let created = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+        try await diskFlush.flush()  // the new name, before the answer says it is there
         try gate.reply("create \(template.name)")
         return created
     }
@@ -130,6 +136,7 @@ public final class LocalProvider: Provider {
             item = try tree.applyAttributes(changes, to: item)
             return try tree.remoteItem(for: item)
         }
+        try await diskFlush.flush()
         try gate.reply("modify \(id)")
         return modified
     }

@@ -36,7 +36,7 @@ public final class Uploader: UploadScheduling {
 
     /// Creates an uploader (call ``start()``).
     public init(
-        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 4,
+        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 16,
         minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10),
         quietPeriod: Duration = .milliseconds(300), maximumDelay: Duration = .seconds(3)
     ) {
@@ -108,31 +108,35 @@ public final class Uploader: UploadScheduling {
         }
     }
 
+    /// Keeps up to ``concurrency`` uploads running: as soon as one ends, the next piece of work starts (a slow
+    /// upload does not hold back the others).
     private func run() async {
-        while !Task.isCancelled {
-            await waitForQuiet()
-            let work = fileSystem.nextUploadWork(limit: concurrency)
-            if work.isEmpty {
-                await waitForWork()
-                continue
-            }
-            let failures = await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Bool.self) { group in
+            var running = 0
+            while !Task.isCancelled {
+                await waitForQuiet()
+                let work = running < concurrency ? fileSystem.nextUploadWork(limit: concurrency - running) : []
                 for item in work {
                     group.addTask { await self.perform(item) }
                 }
-                var failures = 0
-                for await succeeded in group where !succeeded { failures += 1 }
-                return failures
-            }
-            if failures > 0 {
-                let delay = backoff.withLock { delay -> Duration in
-                    delay = delay == .zero ? minimumBackoff : min(delay * 2, maximumBackoff)
-                    return delay
+                running += work.count
+                if running == 0 {
+                    await waitForWork()
+                    continue
                 }
-                try? await Task.sleep(for: delay)
-            } else {
-                backoff.withLock { $0 = .zero }
+                guard let succeeded = await group.next() else { continue }
+                running -= 1
+                if succeeded {
+                    backoff.withLock { $0 = .zero }
+                } else {
+                    let delay = backoff.withLock { delay -> Duration in
+                        delay = delay == .zero ? minimumBackoff : min(delay * 2, maximumBackoff)
+                        return delay
+                    }
+                    try? await Task.sleep(for: delay)
+                }
             }
+            group.cancelAll()
         }
     }
 

@@ -1,0 +1,44 @@
+import FolioCore
+@testable import FolioProviderLocal
+import SystemPackage
+import XCTest
+
+/// The group commit behind the local provider's durable uploads.
+final class DiskFlushGroupTests: XCTestCase {
+    func testConcurrentUploadsShareFlushesAndEachGetsOneStartedAfterItsCall() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flush-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let real = try DiskFlushGroup(root: FilePath(directory.path))
+        try await real.flush()
+        XCTAssertEqual(real.flushCount, 1)
+        // Each flush takes 50 ms here, so the callers arriving meanwhile wait for the next one together.
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY)
+        let group = DiskFlushGroup(descriptor: descriptor) { fd in
+            usleep(50_000)
+            return LibcExtras.syncfs(fd)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for _ in 0..<200 { tasks.addTask { try await group.flush() } }
+            try await tasks.waitForAll()
+        }
+        let shared = group.flushCount
+        XCTAssertGreaterThan(shared, 0)
+        XCTAssertLessThan(shared, 20, "callers in flight together share flushes")
+        // A caller after all of them is not covered by an earlier flush: one more runs.
+        try await group.flush()
+        XCTAssertEqual(group.flushCount, shared + 1)
+    }
+
+    func testAFailingFlushFailsItsCallers() async {
+        let group = DiskFlushGroup(descriptor: -1) { LibcExtras.syncfs($0) }
+        do {
+            try await group.flush()
+            XCTFail("a flush of a bad descriptor succeeded")
+        } catch let error as FolioError {
+            XCTAssertTrue("\(error)".contains("flush the remote's disk"), "\(error)")
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+}
