@@ -6,7 +6,7 @@ extension FolioFileSystem {
 
     private static let folioAttributes = [
         "user.folio.state", "user.folio.progress", "user.folio.id", "user.folio.container", "user.folio.pinned",
-        "user.folio.version",
+        "user.folio.version", "user.folio.versions",
     ]
 
     /// The value of extended attribute `name`.
@@ -35,8 +35,24 @@ extension FolioFileSystem {
         case "user.folio.container": return node.container.rawValue
         case "user.folio.pinned": return node.pinned ? "1" : "0"
         case "user.folio.version": return node.remoteVersion
+        case "user.folio.versions": return conflictVersionsAttribute(node, state: state)
         default: return nil
         }
+    }
+
+    /// `user.folio.versions`: one line per conflict version of a conflicted item — its version, origin, time
+    /// (ISO 8601), size and the file in the state folder that holds its content — so the versions can be read
+    /// with `getfattr` and `cat`, without Folio's CLI. Absent when there are none.
+    private func conflictVersionsAttribute(_ node: Node, state: borrowing State) -> String? {
+        guard let conflicts = state.conflicts[node.itemID], !conflicts.isEmpty else { return nil }
+        let format = ISO8601DateFormatter()
+        return conflicts.sorted { $0.modificationTime > $1.modificationTime }.map { version in
+            let time = Date(timeIntervalSince1970: Double(version.modificationTime.seconds))
+            return [
+                version.remoteVersion, "remote", format.string(from: time), String(version.size),
+                cache.path(of: version.contentFile).string,
+            ].joined(separator: "\t") + "\n"
+        }.joined()
     }
 
     /// Names of all extended attributes of a node.

@@ -57,6 +57,12 @@ final class ConflictTests: MountTestCase {
         let conflictPath = entries.first { ($0["isCurrent"] as? Bool) == false }?["path"] as? String ?? ""
         XCTAssertEqual(try? String(contentsOfFile: conflictPath, encoding: .utf8), "edited on the other device\n",
                        "readable without the CLI")
+        // Without the CLI at all: user.folio.versions names each conflict version's file.
+        let attribute = Shell.check("getfattr --only-values -n user.folio.versions '\(fixture.path("docs/doc.txt"))'")
+        let fields = attribute.split(separator: "\n").first?.split(separator: "\t").map(String.init) ?? []
+        XCTAssertEqual(fields.count, 5, attribute)
+        XCTAssertEqual(fields.first, remoteID)
+        XCTAssertEqual(Shell.run("cat '\(fields.last ?? "")'").stdout, "edited on the other device\n")
         XCTAssertEqual(
             try String(contentsOfFile: fixture.remotePath("docs/doc.txt"), encoding: .utf8),
             "edited on the other device\n", "the conflicted local version is not uploaded over the other one")
@@ -77,6 +83,9 @@ final class ConflictTests: MountTestCase {
         }
         XCTAssertEqual(state(fixture, "docs/doc.txt"), "materialized")
         XCTAssertEqual(versionCount(fixture), 1)
+        XCTAssertNotEqual(
+            Shell.run("getfattr -n user.folio.versions '\(fixture.path("docs/doc.txt"))'").status, 0,
+            "no conflict versions left")
     }
 
     func testKeepRemoteAndKeepLocal() throws {
