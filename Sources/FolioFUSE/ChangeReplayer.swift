@@ -157,7 +157,8 @@ final class ChangeReplayer: Sendable {
 
     /// Has the helper make `operation` with `script` in force for its requests, and waits (bounded) for it.
     private func send(_ operation: ReplayOperation, _ script: ReplayScript) {
-        guard !stopping.load(ordering: .sequentiallyConsistent), let line = try? JSONEncoder().encode(operation) else { return }
+        guard !stopping.load(ordering: .sequentiallyConsistent),
+              let line = try? JSONEncoder().encode(operation) else { return }
         running.withLock { $0.script = script }
         defer { running.withLock { $0.script = ReplayScript() } }
         helper.withLock { helper in

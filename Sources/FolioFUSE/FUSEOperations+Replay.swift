@@ -7,8 +7,9 @@ import Foundation
 extension FUSEOperations {
     /// Answers a lookup of `name` in `parent` (core inode) if the script speaks of it; `false` otherwise (the
     /// lookup is answered as any other).
-    static func answerReplayedLookup(_ reply: Reply, _ mount: FUSEMount, _ script: ReplayScript, parent: UInt64, name: String)
-        -> Bool {
+    static func answerReplayedLookup(
+        _ reply: Reply, _ mount: FUSEMount, _ script: ReplayScript, parent: UInt64, name: String
+    ) -> Bool {
         let key = ReplayScript.Name(parent: parent, name: name)
         if script.absent.contains(key) {
             reply.answer { fuse_reply_err($0, ENOENT) }
@@ -24,7 +25,9 @@ extension FUSEOperations {
 
     /// Answers a create (`mknod`, `mkdir`, `symlink`) with the item the core already has under that name;
     /// a name the script does not create is refused (the replay helper never creates anything).
-    static func answerReplayedCreate(_ reply: Reply, _ mount: FUSEMount, _ script: ReplayScript, parent: UInt64, name: String) {
+    static func answerReplayedCreate(
+        _ reply: Reply, _ mount: FUSEMount, _ script: ReplayScript, parent: UInt64, name: String
+    ) {
         guard script.absent.contains(.init(parent: parent, name: name)) else {
             reply.answer { fuse_reply_err($0, EPERM) }
             return

@@ -156,7 +156,8 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "unlink", logger: mount.logger)
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(
+                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
                 return
             }
             do {
@@ -170,7 +171,8 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rmdir", logger: mount.logger)
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(
+                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
                 return
             }
             do {
@@ -184,7 +186,8 @@ enum FUSEOperations {
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rename", logger: mount.logger)
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(
+                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
                 return
             }
             do {

@@ -44,10 +44,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     func detach() {
         close()
         sessionAddress.withLock { $0 = 0 }
-        if let replayer {
-            replayer.stop()
-            queue.async { replayer.finish() }
-        }
+        if let replayer { queue.async { replayer.finish() } }
     }
 
     func invalidateInode(_ ino: UInt64) {

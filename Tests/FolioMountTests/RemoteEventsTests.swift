@@ -8,28 +8,32 @@ import XCTest
 final class RemoteEventsTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
-    private var watcher: Process?
     private var eventsPath: String { fixture.root + "/events" }
 
-    /// Starts `inotifywait -m -r` on the mount and waits until its watches are in place.
-    private func startWatching() throws {
+    /// Starts `inotifywait -m ARGUMENTS` (ended at teardown) and waits until its watches are in place.
+    private func startWatching(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-        process.arguments = ["-m", "-r", "--format", "%e %w%f", fixture.mountpoint]
+        process.arguments = ["-m"] + arguments
         FileManager.default.createFile(atPath: eventsPath, contents: nil)
         FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
         try process.run()
-        watcher = process
         addTeardownBlock { [process] in
             process.terminate()
             process.waitUntilExit()
         }
         let ready = Shell.waitUntil(timeout: 15) {
-            ((try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? "").contains("Watches established")
+            let messages = (try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? ""
+            return messages.contains("Watches established")
         }
         XCTAssertTrue(ready, "inotifywait did not start")
+    }
+
+    /// Watches the whole mount, as a file manager would.
+    private func startWatching() throws {
+        try startWatching(["-r", "--format", "%e %w%f", fixture.mountpoint])
     }
 
     /// The events seen so far, one `EVENTS path-relative-to-the-mount` line each.
@@ -59,7 +63,9 @@ final class RemoteEventsTests: MountTestCase {
         try device.start()
         Shell.check("mkdir '\(device.path("other"))'")
         device.waitForUploads()
-        XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path("other")) })
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+            FileManager.default.fileExists(atPath: self.fixture.path("other"))
+        })
         try startWatching()
 
         Shell.check("mkdir '\(device.path("shared"))'")
@@ -108,23 +114,11 @@ final class RemoteEventsTests: MountTestCase {
 
     func testAWatcherOfOneFileSeesItsRemoteEditAndDelete() throws {
         Shell.check("echo 'one' > '\(fixture.remotePath("watched.txt"))'")
-        XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path("watched.txt")) })
-        // A watch on the file itself (as an editor keeps on the document it shows).
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-        process.arguments = ["-m", "--format", "%e", fixture.path("watched.txt")]
-        FileManager.default.createFile(atPath: eventsPath, contents: nil)
-        FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
-        try process.run()
-        addTeardownBlock { [process] in
-            process.terminate()
-            process.waitUntilExit()
-        }
         XCTAssertTrue(Shell.waitUntil(timeout: 15) {
-            ((try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? "").contains("Watches established")
+            FileManager.default.fileExists(atPath: self.fixture.path("watched.txt"))
         })
+        // A watch on the file itself (as an editor keeps on the document it shows).
+        try startWatching(["--format", "%e", fixture.path("watched.txt")])
         Shell.check("echo 'two' > '\(fixture.remotePath("watched.txt"))'")
         expectEvent("the editor's watch sees the remote edit") { $0 == "MODIFY" || $0.hasPrefix("CLOSE_WRITE") }
         Shell.check("rm '\(fixture.remotePath("watched.txt"))'")
