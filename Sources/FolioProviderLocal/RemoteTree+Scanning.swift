@@ -29,6 +29,7 @@ extension RemoteTree {
         var objects: [ScannedObject] = []
         try collect(directory: base, components: [], parent: nil, into: &objects)
         try dropDuplicateIDs(in: &objects, container: container)
+        let replaced = replacedFiles(in: objects, container: container)
 
         var index = ContainerIndex()
         var items: [RemoteItem] = []
@@ -41,6 +42,9 @@ extension RemoteTree {
             let id: ItemID
             if let existing = object.id {
                 id = existing
+            } else if let previous = replaced[position] {
+                id = adoptID(previous, at: path, status: object.status)
+                objects[position].id = id
             } else {
                 id = assignID(
                     to: path, status: object.status, symlinkTarget: object.symlinkTarget,
@@ -146,6 +150,43 @@ extension RemoteTree {
             indexes[other]?.places[id] = nil
         }
         return false
+    }
+
+    /// Files without an id found where the last scan had a file whose id nobody holds now: a program saved
+    /// that document by writing a new file and renaming it over the old one (most editors do). Such a file
+    /// is the same document, changed (DESIGN.md §2: an atomic save keeps the item), so it takes over the id:
+    /// a client sees a new version of the item — a conflict if it changed the document too — instead of a
+    /// delete and a create. By position in `objects`.
+    private func replacedFiles(in objects: [ScannedObject], container: ContainerID) -> [Int: ItemID] {
+        guard let previous = indexes[container] else { return [:] }
+        let held = Set(objects.compactMap(\.id))
+        var vacated: [[String]: ItemID] = [:]
+        for id in previous.places.keys where !held.contains(id) {
+            if let components = previous.components(of: id) { vacated[components] = id }
+        }
+        guard !vacated.isEmpty else { return [:] }
+        var replaced: [Int: ItemID] = [:]
+        for (position, object) in objects.enumerated()
+        where object.id == nil && !object.hadDuplicateID && object.status.kind == .file {
+            if let id = vacated[object.components] { replaced[position] = id }
+        }
+        return replaced
+    }
+
+    /// Writes `id` on a file that replaced its item's old file (create-only: another process scanning at the
+    /// same moment agrees or wins); falls back to a new id if the attribute cannot be written.
+    private mutating func adoptID(_ id: ItemID, at path: FilePath, status: FileStatus) -> ItemID {
+        do {
+            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: true)
+            return id
+        } catch FolioError.exists {
+            if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {
+                return ItemID(stored)
+            }
+            return Self.derivedID(of: status)
+        } catch {
+            return assignID(to: path, status: status, symlinkTarget: nil, replacing: false)
+        }
     }
 
     /// Gives a new id to an object found without one. For a file or folder whose xattr cannot be set (not ours

@@ -121,6 +121,20 @@ final class RemoteEventsTests: MountTestCase {
         try startWatching(["--format", "%e", fixture.path("watched.txt")])
         Shell.check("echo 'two' > '\(fixture.remotePath("watched.txt"))'")
         expectEvent("the editor's watch sees the remote edit") { $0 == "MODIFY" || $0.hasPrefix("CLOSE_WRITE") }
+        // An editor's save on the remote (a new file renamed over the document) is a change of the same item:
+        // the watch keeps seeing it, and the id stays.
+        let id = Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("watched.txt"))'")
+        let seen = events.count
+        Shell.check("""
+            echo 'three' > '\(fixture.remotePath("watched.txt.new"))'
+            mv '\(fixture.remotePath("watched.txt.new"))' '\(fixture.remotePath("watched.txt"))'
+            """)
+        expectEvent("the editor's watch sees the remote save") { _ in
+            self.events.dropFirst(seen).contains { $0 == "MODIFY" || $0.hasPrefix("CLOSE_WRITE") }
+        }
+        XCTAssertFalse(events.contains("DELETE_SELF"), events.joined(separator: "\n"))
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("watched.txt"))'"), "three\n")
+        XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("watched.txt"))'"), id)
         Shell.check("rm '\(fixture.remotePath("watched.txt"))'")
         expectEvent("DELETE_SELF", "the editor's watch sees the remote delete")
         XCTAssertEqual(fixture.pendingUploads, 0)

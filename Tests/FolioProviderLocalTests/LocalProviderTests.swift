@@ -131,6 +131,35 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: destination.string, encoding: .utf8), "two")
     }
 
+    func testAtomicSaveByHandKeepsTheItem() async throws {
+        let provider = try remote.provider()
+        let created = try await provider.createItem(remote.template("saved.txt"), contents: try remote.contentFile("one"))
+        _ = try await provider.enumerateItems(in: .drive)
+        // An editor's save on the remote folder: a new file, renamed over the document.
+        try remote.writeByHand("two, saved", to: "saved.txt.tmp")
+        try FileManager.default.removeItem(atPath: remote.path("saved.txt"))
+        try FileManager.default.moveItem(atPath: remote.path("saved.txt.tmp"), toPath: remote.path("saved.txt"))
+
+        let listed = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(listed.filter { $0.name == "saved.txt" }.map(\.id), [created.id], "the same item, changed")
+        let saved = try XCTUnwrap(listed.first { $0.id == created.id })
+        XCTAssertNotEqual(saved.version, created.version)
+        XCTAssertEqual(saved.size, 10)
+        do {
+            _ = try await provider.modifyItem(
+                created.id, in: .drive, baseVersion: created.version, changes: RemoteItemChanges(),
+                contents: try remote.contentFile("mine")
+            )
+            XCTFail("a change based on the version before the save by hand was accepted")
+        } catch FolioError.conflict {}
+        // A file at the place of an item that still exists elsewhere is a new item.
+        try FileManager.default.moveItem(atPath: remote.path("saved.txt"), toPath: remote.path("kept.txt"))
+        try remote.writeByHand("new", to: "saved.txt")
+        let after = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(after.first { $0.name == "kept.txt" }?.id, created.id)
+        XCTAssertNotEqual(after.first { $0.name == "saved.txt" }?.id, created.id)
+    }
+
     func testContentChangeKeepsIDAndBumpsRevision() async throws {
         let provider = try remote.provider()
         let created = try await provider.createItem(remote.template("doc.txt"), contents: try remote.contentFile("one"))
