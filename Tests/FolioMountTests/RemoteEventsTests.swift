@@ -8,27 +8,13 @@ import XCTest
 final class RemoteEventsTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
-    private var eventsPath: String { fixture.root + "/events" }
+    private var watcher: InotifyWatcher!
 
-    /// Starts `inotifywait -m ARGUMENTS` (ended at teardown) and waits until its watches are in place.
+    /// Starts `inotifywait -m ARGUMENTS`, ended at teardown.
     private func startWatching(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-        process.arguments = ["-m"] + arguments
-        FileManager.default.createFile(atPath: eventsPath, contents: nil)
-        FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
-        try process.run()
-        addTeardownBlock { [process] in
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let ready = Shell.waitUntil(timeout: 15) {
-            let messages = (try? String(contentsOfFile: self.eventsPath + ".err", encoding: .utf8)) ?? ""
-            return messages.contains("Watches established")
-        }
-        XCTAssertTrue(ready, "inotifywait did not start")
+        let watcher = try InotifyWatcher(arguments, base: fixture.mountpoint, directory: fixture.root)
+        addTeardownBlock { watcher.stop() }
+        self.watcher = watcher
     }
 
     /// Watches the whole mount, as a file manager would.
@@ -37,20 +23,16 @@ final class RemoteEventsTests: MountTestCase {
     }
 
     /// The events seen so far, one `EVENTS path-relative-to-the-mount` line each.
-    private var events: [String] {
-        let text = (try? String(contentsOfFile: eventsPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").map { $0.replacingOccurrences(of: fixture.mountpoint + "/", with: "") }
-    }
+    private var events: [String] { watcher.events }
 
     private func expectEvent(_ wanted: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
-        expectEvent(what, file: file, line: line) { $0 == wanted }
+        watcher.expect(wanted, what, file: file, line: line)
     }
 
     private func expectEvent(
         _ what: String, file: StaticString = #filePath, line: UInt = #line, _ matches: @escaping (String) -> Bool
     ) {
-        let seen = Shell.waitUntil(timeout: 15) { self.events.contains(where: matches) }
-        XCTAssertTrue(seen, "\(what): events so far:\n\(events.joined(separator: "\n"))", file: file, line: line)
+        watcher.expect(what, file: file, line: line, matches)
     }
 
     private func state(_ relative: String) -> String {

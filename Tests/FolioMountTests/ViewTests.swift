@@ -30,6 +30,20 @@ final class ViewTests: MountTestCase {
         XCTAssertEqual(result.status, 0, result.stderr + result.stdout, file: file, line: line)
     }
 
+    func testRemoteChangesFireInotifyEventsInTheAppView() throws {
+        attachAppView()
+        let watcher = try InotifyWatcher(tree: appMountpoint, directory: fixture.root)
+        addTeardownBlock { watcher.stop() }
+        let vault = fixture.remotePath("Vault", container: "com.example.secret")
+        Shell.check("printf 'second' > '\(vault)/second.txt'")
+        watcher.expect("CREATE Vault/second.txt", "a remote create, seen in the app view")
+        Shell.check("mv '\(vault)/second.txt' '\(vault)/renamed.txt'")
+        watcher.expect("MOVED_TO Vault/renamed.txt", "a remote rename, seen in the app view")
+        Shell.check("rm '\(vault)/renamed.txt'")
+        watcher.expect("DELETE Vault/renamed.txt", "a remote delete, seen in the app view")
+        XCTAssertEqual(fixture.pendingUploads, 0)
+    }
+
     func testAppViewOfAPrivateContainerSharesTheState() throws {
         XCTAssertFalse(Shell.check("ls -a '\(fixture.mountpoint)'").contains("Secret"), "private: not in the full view")
         attachAppView()
