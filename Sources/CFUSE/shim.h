@@ -9,8 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/prctl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
@@ -47,10 +45,6 @@ static inline int cfuse_close_from(unsigned int first) {
 #endif
 }
 
-/// Asks the kernel to kill the calling process when its parent dies (`prctl` is variadic).
-static inline int cfuse_die_with_parent(void) {
-    return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-}
 
 /// FUSE_ARGS_INIT is a macro; build an empty argument vector.
 static inline struct fuse_args cfuse_args_init(int argc, char **argv) {

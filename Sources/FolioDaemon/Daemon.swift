@@ -26,6 +26,9 @@ public final class Daemon: @unchecked Sendable {
     /// Mounts and serves until unmounted. `ready` is called once the mount is up (or with the error that
     /// stopped it from coming up). Must be called from a thread that is not running Swift concurrency.
     public func run(ready: (Result<Void, FolioError>) -> Void) -> Int32 {
+        // A write to a pipe whose reader is gone (a replay helper someone killed) fails with EPIPE, never
+        // kills the daemon.
+        signal(SIGPIPE, SIG_IGN)
         let services: Services
         do {
             services = try start()

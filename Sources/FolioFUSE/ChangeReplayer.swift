@@ -42,7 +42,8 @@ final class ChangeReplayer: Sendable {
     }
 
     private struct Running {
-        /// Every helper process started (requests from any of them are never passed to the core).
+        /// The helper processes alive (requests from them are never passed to the core); a helper leaves the
+        /// set once it has exited and been reaped, so its process id, free again, means nothing here.
         var helpers: Set<Int32> = []
         var script = ReplayScript()
     }
@@ -162,15 +163,22 @@ final class ChangeReplayer: Sendable {
         running.withLock { $0.script = script }
         defer { running.withLock { $0.script = ReplayScript() } }
         helper.withLock { helper in
-            if helper == nil { helper = startHelper() }
-            guard var current = helper else { return }
-            do {
-                try current.input.write(contentsOf: line + [UInt8(ascii: "\n")])
-            } catch {
-                logger.warning("the replay helper is gone (\(error)); a new one serves the next change")
-                stopHelper(&helper)
-                return
+            // A helper that went away (killed by someone) is replaced once, for this very operation.
+            var attempts = 0
+            var written: Helper?
+            while written == nil && attempts < 2 {
+                attempts += 1
+                if helper == nil { helper = startHelper() }
+                guard let current = helper else { return }
+                do {
+                    try current.input.write(contentsOf: line + [UInt8(ascii: "\n")])
+                    written = current
+                } catch {
+                    logger.warning("the replay helper is gone (\(error)); starting another")
+                    stopHelper(&helper)
+                }
             }
+            guard var current = written else { return }
             guard let answer = readLine(&current) else {
                 if !stopping.load(ordering: .sequentiallyConsistent) {
                     logger.warning("the replay helper did not answer a \(operation.kind) within 10 s; it is replaced")
@@ -195,18 +203,26 @@ final class ChangeReplayer: Sendable {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
+        process.terminationHandler = { [weak self] ended in self?.forget(ended.processIdentifier) }
         do {
-            try process.run()
+            try running.withLock { running in
+                try process.run()
+                running.helpers.insert(process.processIdentifier)
+            }
         } catch {
             logger.warning("cannot start the replay helper \(executable): \(error)")
             return nil
         }
-        running.withLock { _ = $0.helpers.insert(process.processIdentifier) }
         let outputFD = dup(output.fileHandleForReading.fileDescriptor)
         try? output.fileHandleForReading.close()
         try? input.fileHandleForReading.close()
         try? output.fileHandleForWriting.close()
         return Helper(process: process, input: input.fileHandleForWriting, output: outputFD)
+    }
+
+    /// A helper has exited and been reaped.
+    private func forget(_ pid: Int32) {
+        _ = running.withLock { $0.helpers.remove(pid) }
     }
 
     private func stopHelper(_ helper: inout Helper?) {

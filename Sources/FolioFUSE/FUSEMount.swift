@@ -142,15 +142,19 @@ public final class FUSEMount: @unchecked Sendable {
             fuse_loop_cfg_set_max_threads(config, UInt32(options.maxThreads))
             fuse_loop_cfg_set_idle_threads(config, UInt32(max(2, options.maxThreads / 2)))
             defer { fuse_loop_cfg_destroy(config) }
-            return fuse_session_loop_mt(session, config)
+            let result = fuse_session_loop_mt(session, config)
+            notifier.close()  // nobody serves the mount any more: no replay may wait for it
+            return result
         }
         _ = fuse_set_signal_handlers(session)
         let config = fuse_loop_cfg_create()
         fuse_loop_cfg_set_max_threads(config, UInt32(options.maxThreads))
         fuse_loop_cfg_set_idle_threads(config, UInt32(max(2, options.maxThreads / 2)))
         let result = fuse_session_loop_mt(session, config)
+        notifier.close()
         fuse_loop_cfg_destroy(config)
         fuse_remove_signal_handlers(session)
+        signal(SIGPIPE, SIG_IGN)  // libfuse put back the default, which a write to a gone helper would die of
         return result
     }
 

@@ -8,6 +8,8 @@ import Synchronization
 /// deadlock the kernel, and one that makes a system call on its own mount waits for itself).
 final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     private let queue = DispatchQueue(label: "folio.kernel-notifier")
+    /// Replays wait for the helper: on a queue of their own, so they never hold up an invalidation.
+    private let replayQueue = DispatchQueue(label: "folio.change-replayer")
     private let sessionAddress = Mutex<UInt>(0)
     /// Set when the mount is ending: no replay starts afterwards.
     private let closing = Atomic(false)
@@ -44,7 +46,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     func detach() {
         close()
         sessionAddress.withLock { $0 = 0 }
-        if let replayer { queue.async { replayer.finish() } }
+        if let replayer { replayQueue.async { replayer.finish() } }
     }
 
     func invalidateInode(_ ino: UInt64) {
@@ -63,14 +65,14 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
 
     func replay(_ change: ReplayedChange) {
         guard let replayer else { return }
-        queue.async { [self] in
+        replayQueue.async { [self] in
             guard !closing.load(ordering: .sequentiallyConsistent),
                   sessionAddress.withLock({ $0 != 0 }) else { return }
             replayer.perform(change) { parent, name in invalidateEntryNow(parent: parent, name: name) }
         }
     }
 
-    /// Invalidates an entry from the queue's thread.
+    /// Invalidates an entry now (from one of the notifier's queues, never from a request handler).
     private func invalidateEntryNow(parent: UInt64, name: String) {
         guard let parent = nodeID(parent) else { return }
         sessionAddress.withLock { address in

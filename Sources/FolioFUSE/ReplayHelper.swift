@@ -9,15 +9,14 @@ import Glibc
 /// answered can only end with an answer or with the connection. A daemon thread waiting in such a request (the
 /// daemon killed with `kill -9`, or its loop ending mid-replay) would keep the daemon from ever exiting, and so
 /// its `/dev/fuse` descriptor open and the connection alive: a process that can never die. The helper, instead,
-/// is freed when the daemon's death closes the connection, and dies with it.
+/// is freed when the daemon's death closes the connection, and ends when its input does (the daemon's end of
+/// the pipe closes when the daemon exits, however it exits).
 public enum ReplayHelper {
     /// Serves operations from standard input (one JSON ``ReplayOperation`` per line), answering each with a
     /// line holding 0 or an errno, until standard input ends. Each operation runs relative to a fresh
     /// descriptor of `mountpoint`, and only if that is still the mount with `device` (`major:minor`): after a
     /// lazy unmount the path leads to the folder underneath, which a replay must never touch.
     public static func serve(mountpoint: String, device: String) -> Int32 {
-        _ = cfuse_die_with_parent()
-        if getppid() == 1 { return 1 }
         // Nothing of the daemon's stays open here (a control socket, the remote's watch).
         _ = cfuse_close_from(3)
         let decoder = JSONDecoder()

@@ -10,13 +10,20 @@ import SystemPackage
 /// one, so a thousand small uploads in flight together pay a few dozen flushes instead of a thousand `fsync`s
 /// (what `cp -r` followed by one `sync` pays).
 final class DiskFlushGroup: Sendable {
+    /// Uploads up to this size are made durable together; bigger ones `fsync` on their own (a `syncfs` would
+    /// also write out everything else pending on the disk, such as a big version in the content cache).
+    static let smallFileLimit: Int64 = 1 << 20
+
     private struct State {
         /// Flushes started so far (only one runs at a time).
         var started: UInt64 = 0
         /// Flushes finished so far.
         var finished: UInt64 = 0
         var running = false
-        /// The errno of the last finished flush (0: it succeeded).
+        /// The last flush that failed (0: none), and its errno. `syncfs` reports a write-back error once: the
+        /// flush that meets it may be one that was already running when a caller asked, so every caller whose
+        /// data that flush or a later one wrote back is told.
+        var lastFailed: UInt64 = 0
         var lastError: Int32 = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -57,7 +64,9 @@ final class DiskFlushGroup: Sendable {
                 case wait
             }
             let step: Step = state.withLock { state in
-                if state.finished >= needed { return .done(state.lastError) }
+                if state.finished >= needed {
+                    return .done(state.lastFailed != 0 && state.lastFailed + 1 >= needed ? state.lastError : 0)
+                }
                 if state.running { return .wait }
                 state.running = true
                 state.started += 1
@@ -74,7 +83,10 @@ final class DiskFlushGroup: Sendable {
                 let waiters = state.withLock { state in
                     state.finished = generation
                     state.running = false
-                    state.lastError = error
+                    if error != 0 {
+                        state.lastFailed = generation
+                        state.lastError = error
+                    }
                     defer { state.waiters = [] }
                     return state.waiters
                 }

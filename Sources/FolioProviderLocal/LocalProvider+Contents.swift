@@ -79,8 +79,13 @@ extension LocalProvider {
     }
 
     /// Copies an upload's content into a new file in the staging directory (paced to the simulated bandwidth,
-    /// cancellable) and returns its path; the caller renames it into place or removes it.
-    func stage(_ contents: FilePath, simulation: NetworkSimulation, what: String) async throws -> FilePath {
+    /// cancellable), on disk when this returns, and returns its path — the caller renames it into place or
+    /// removes it — and whether it is small. A small file is made durable with the other uploads in flight
+    /// (``DiskFlushGroup``), and its new name should be too; a big one gets an `fsync` of its own, which does
+    /// not write out everything else the disk has pending (such as the version it is uploaded from).
+    func stage(
+        _ contents: FilePath, simulation: NetworkSimulation, what: String
+    ) async throws -> (path: FilePath, isSmall: Bool) {
         let staged = layout.staging.appending(ItemName.internalPrefix + "upload-" + UUID().uuidString)
         let input: FileDescriptor
         do {
@@ -93,13 +98,16 @@ extension LocalProvider {
             let output = try FileDescriptor.open(
                 staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
             )
-            try await SystemCalls.closing(output, path: staged) {
+            let isSmall = try await SystemCalls.closing(output, path: staged) {
                 let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
-                _ = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
+                let size = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
+                guard size >= DiskFlushGroup.smallFileLimit else { return true }
+                guard fsync(output.rawValue) == 0 else { throw SystemCalls.lastError("fsync", staged) }
+                return false
             }
-            // The content is on disk before it is renamed into place (with the other uploads in flight).
-            try await diskFlush.flush()
-            return staged
+            // The content is on disk before it is renamed into place.
+            if isSmall { try await diskFlush.flush() }
+            return (staged, isSmall)
         } catch let error as Errno {
             SystemCalls.removeFileQuietly(staged)
             throw FolioError.system(error, "stage the \(what)")

@@ -98,13 +98,13 @@ public final class LocalProvider: Provider {
         if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
             return existing
         }
-        var staged: FilePath?
+        var staged: (path: FilePath, isSmall: Bool)?
         if template.kind == .file, let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(template.name)")
         }
-        defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
-        let created = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
-        try await diskFlush.flush()  // the new name, before the answer says it is there
+        defer { if let staged { SystemCalls.removeFileQuietly(staged.path) } }
+        let created = try tree.withLock { [staged] in try $0.create(template, staged: staged?.path) }
+        if staged?.isSmall ?? true { try await diskFlush.flush() }  // the new name, before the answer
         try gate.reply("create \(template.name)")
         return created
     }
@@ -117,11 +117,11 @@ public final class LocalProvider: Provider {
     ) async throws -> RemoteItem {
         let simulation = try await gate.admit("modify \(id)", writes: true)
         if let name = changes.name { try ItemName.validate(name) }
-        var staged: FilePath?
+        var staged: (path: FilePath, isSmall: Bool)?
         if let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
         }
-        defer { if let staged { SystemCalls.removeFileQuietly(staged) } }
+        defer { if let staged { SystemCalls.removeFileQuietly(staged.path) } }
         let modified = try tree.withLock { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
@@ -129,14 +129,14 @@ public final class LocalProvider: Provider {
             let plan = try tree.planMove(of: item, changes)
             if let staged {
                 item = try tree.replaceContents(
-                    of: item, baseVersion: baseVersion, staged: staged, modificationTime: changes.modificationTime
+                    of: item, baseVersion: baseVersion, staged: staged.path, modificationTime: changes.modificationTime
                 )
             }
             if let plan { item = try tree.move(item, as: plan) }
             item = try tree.applyAttributes(changes, to: item)
             return try tree.remoteItem(for: item)
         }
-        try await diskFlush.flush()
+        if staged?.isSmall ?? false { try await diskFlush.flush() }
         try gate.reply("modify \(id)")
         return modified
     }

@@ -1,5 +1,6 @@
 import FolioCore
 @testable import FolioProviderLocal
+import Synchronization
 import SystemPackage
 import XCTest
 
@@ -40,5 +41,34 @@ final class DiskFlushGroupTests: XCTestCase {
         } catch {
             XCTFail("unexpected \(error)")
         }
+    }
+
+    func testAFlushThatFailsWhileACallerWaitsFailsThatCallerToo() async throws {
+        // syncfs reports a write-back error once: the flush running when B asks may be the one that met the
+        // error for B's data, so B is told although its own flush then succeeds.
+        let calls = Atomic<Int>(0)
+        let group = DiskFlushGroup(descriptor: -1) { _ in
+            if calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+                usleep(100_000)
+                errno = EIO
+                return -1
+            }
+            return 0
+        }
+        let first = Task { try await group.flush() }
+        while calls.load(ordering: .sequentiallyConsistent) == 0 { await Task.yield() }
+        let second = await Result(catching: { try await group.flush() })
+        XCTAssertThrowsError(try second.get())
+        let firstResult = await first.result
+        XCTAssertThrowsError(try firstResult.get())
+        // Later callers, whose data a successful flush wrote back, succeed.
+        try await group.flush()
+        try await group.flush()
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
