@@ -122,6 +122,25 @@ final class RemoteEventsTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0)
     }
 
+    func testTheHelperOutlivesAQuietSpellAndAKill() throws {
+        try startWatching()
+        Shell.check("echo 1 > '\(fixture.remotePath("first.txt"))'")
+        expectEvent("CREATE first.txt", "the first remote create")
+        let helper = "pgrep -f 'replay-helper \(fixture.mountpoint) '"
+        let pid = Shell.check(helper)
+        // Idle threads of the daemon retire after a few seconds of quiet (a helper once died with the thread
+        // that started it): this quiet spell is the point of the test, not a wait for something.
+        Thread.sleep(forTimeInterval: 8)
+        Shell.check("echo 2 > '\(fixture.remotePath("second.txt"))'")
+        expectEvent("CREATE second.txt", "a remote create after a quiet spell")
+        XCTAssertEqual(Shell.check(helper), pid, "the same helper serves on")
+        // Killed by someone, it is replaced for the next change, and the daemon lives on.
+        Shell.check("kill -9 \(pid.trimmingCharacters(in: .whitespacesAndNewlines))")
+        Shell.check("echo 3 > '\(fixture.remotePath("third.txt"))'")
+        expectEvent("CREATE third.txt", "a remote create after the helper was killed")
+        XCTAssertEqual(fixture.pendingUploads, 0, "the daemon answers")
+    }
+
     func testKillingTheDaemonWhileItReplaysLeavesNoProcessBehind() throws {
         try startWatching()
         // A stream of remote creates in the watched root: the daemon replays them one after another.
