@@ -10,6 +10,8 @@ struct ContainerIndex: Sendable {
         var parentID: ItemID?
         /// The item's name in its parent.
         var name: String
+        /// Whether the item is a regular file (only a file's id passes to a file that replaced it).
+        var isFile = false
     }
 
     /// Places by item id.

@@ -54,7 +54,7 @@ extension RemoteTree {
         default: try createFile(at: path, template: template, staged: staged)
         }
         indexes[template.container, default: ContainerIndex()].places[template.id] =
-            ContainerIndex.Place(parentID: parentID, name: template.name)
+            ContainerIndex.Place(parentID: parentID, name: template.name, isFile: template.kind == .file)
         let status = try SystemCalls.status(path)
         return try remoteItem(
             for: LocatedItem(
@@ -177,7 +177,7 @@ extension RemoteTree {
     /// indexes; a folder brings everything below it along.
     mutating func move(_ item: LocatedItem, as plan: MovePlan) throws -> LocatedItem {
         try SystemCalls.renameWithoutReplacing(item.path, to: plan.path)
-        let place = ContainerIndex.Place(parentID: plan.parentID, name: plan.name)
+        let place = ContainerIndex.Place(parentID: plan.parentID, name: plan.name, isFile: item.kind == .file)
         if plan.container == item.container {
             indexes[item.container]?.places[item.id] = place
         } else {

@@ -29,7 +29,7 @@ extension RemoteTree {
         var objects: [ScannedObject] = []
         try collect(directory: base, components: [], parent: nil, into: &objects)
         try dropDuplicateIDs(in: &objects, container: container)
-        let replaced = replacedFiles(in: objects, container: container)
+        let replaced = try replacedFiles(in: objects, container: container)
 
         var index = ContainerIndex()
         var items: [RemoteItem] = []
@@ -63,7 +63,8 @@ extension RemoteTree {
             } catch FolioError.notFound {
                 continue  // removed by someone else while we were scanning
             }
-            index.places[id] = ContainerIndex.Place(parentID: parentID, name: name)
+            index.places[id] = ContainerIndex.Place(
+                parentID: parentID, name: name, isFile: object.status.kind == .file)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
         indexes[container] = index
@@ -156,13 +157,26 @@ extension RemoteTree {
     /// that document by writing a new file and renaming it over the old one (most editors do). Such a file
     /// is the same document, changed (DESIGN.md §2: an atomic save keeps the item), so it takes over the id:
     /// a client sees a new version of the item — a conflict if it changed the document too — instead of a
-    /// delete and a create. By position in `objects`.
-    private func replacedFiles(in objects: [ScannedObject], container: ContainerID) -> [Int: ItemID] {
+    /// delete and a create. Only a file's id passes to a file, and only if no other container holds the item
+    /// now (it may have been moved there by hand). By position in `objects`.
+    private mutating func replacedFiles(
+        in objects: [ScannedObject], container: ContainerID
+    ) throws -> [Int: ItemID] {
         guard let previous = indexes[container] else { return [:] }
         let held = Set(objects.compactMap(\.id))
         var vacated: [[String]: ItemID] = [:]
-        for id in previous.places.keys where !held.contains(id) {
+        for (id, place) in previous.places where place.isFile && !held.contains(id) {
             if let components = previous.components(of: id) { vacated[components] = id }
+        }
+        guard !vacated.isEmpty else { return [:] }
+        let wanted = Set(objects.filter { $0.id == nil && !$0.hadDuplicateID && $0.status.kind == .file }
+            .map(\.components))
+        for (components, id) in vacated {
+            if !wanted.contains(components) {
+                vacated[components] = nil
+            } else if try isHeldElsewhere(id, outside: container) {
+                vacated[components] = nil
+            }
         }
         guard !vacated.isEmpty else { return [:] }
         var replaced: [Int: ItemID] = [:]

@@ -158,6 +158,16 @@ final class LocalProviderTests: XCTestCase {
         let after = try await provider.enumerateItems(in: .drive).items
         XCTAssertEqual(after.first { $0.name == "kept.txt" }?.id, created.id)
         XCTAssertNotEqual(after.first { $0.name == "saved.txt" }?.id, created.id)
+        // Only a file passes its id to a file: a folder replaced by a file is a new item.
+        try remote.writeByHand("inside", to: "Box/inside.txt")
+        let withBox = try await provider.enumerateItems(in: .drive).items
+        let box = try XCTUnwrap(withBox.first { $0.name == "Box" })
+        try FileManager.default.removeItem(atPath: remote.path("Box"))
+        try remote.writeByHand("a file now", to: "Box")
+        let withFile = try await provider.enumerateItems(in: .drive).items
+        let file = try XCTUnwrap(withFile.first { $0.name == "Box" })
+        XCTAssertEqual(file.kind, .file)
+        XCTAssertNotEqual(file.id, box.id)
     }
 
     func testContentChangeKeepsIDAndBumpsRevision() async throws {
