@@ -108,32 +108,65 @@ public final class Uploader: UploadScheduling {
         }
     }
 
-    /// Keeps up to ``concurrency`` uploads running: as soon as one ends, the next piece of work starts (a slow
-    /// upload does not hold back the others).
+    /// What the upload loop wakes up for.
+    private enum Event: Sendable {
+        /// An upload ended (successfully or not).
+        case finished(Bool)
+        /// New work was reported.
+        case workReported
+        /// A retry's wait is over.
+        case retryDue
+    }
+
+    /// Keeps up to ``concurrency`` uploads running: as soon as one ends, or new work is reported, the next
+    /// piece of work starts (a slow upload does not hold back the others). After a failure no new upload
+    /// starts until the backoff has passed (uploads in flight go on); the backoff grows with every failure and
+    /// starts over once the queue is empty.
     private func run() async {
-        await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Event.self) { group in
             var running = 0
+            var listening = false
+            var retryAt: ContinuousClock.Instant?
+            var sleeping = false
             while !Task.isCancelled {
-                await waitForQuiet()
-                let work = running < concurrency ? fileSystem.nextUploadWork(limit: concurrency - running) : []
-                for item in work {
-                    group.addTask { await self.perform(item) }
-                }
-                running += work.count
-                if running == 0 {
-                    await waitForWork()
-                    continue
-                }
-                guard let succeeded = await group.next() else { continue }
-                running -= 1
-                if succeeded {
-                    backoff.withLock { $0 = .zero }
-                } else {
-                    let delay = backoff.withLock { delay -> Duration in
-                        delay = delay == .zero ? minimumBackoff : min(delay * 2, maximumBackoff)
-                        return delay
+                if let due = retryAt, due > .now {
+                    if !sleeping {
+                        sleeping = true
+                        group.addTask {
+                            try? await Task.sleep(until: due, clock: .continuous)
+                            return .retryDue
+                        }
                     }
-                    try? await Task.sleep(for: delay)
+                } else {
+                    retryAt = nil
+                    await waitForQuiet()
+                    let work = running < concurrency ? fileSystem.nextUploadWork(limit: concurrency - running) : []
+                    for item in work {
+                        group.addTask { .finished(await self.perform(item)) }
+                    }
+                    running += work.count
+                    if work.isEmpty && running == 0 { backoff.withLock { $0 = .zero } }
+                }
+                if !listening {
+                    listening = true
+                    group.addTask {
+                        await self.waitForWork()
+                        return .workReported
+                    }
+                }
+                switch await group.next() {
+                case .workReported: listening = false
+                case .retryDue: sleeping = false
+                case .finished(let succeeded):
+                    running -= 1
+                    if !succeeded {
+                        let delay = backoff.withLock { delay -> Duration in
+                            delay = delay == .zero ? minimumBackoff : min(delay * 2, maximumBackoff)
+                            return delay
+                        }
+                        retryAt = .now + delay
+                    }
+                case nil: break
                 }
             }
             group.cancelAll()

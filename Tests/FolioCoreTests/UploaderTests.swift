@@ -1,0 +1,88 @@
+import FolioCore
+import FolioSync
+import Foundation
+import Logging
+import Synchronization
+import SystemPackage
+import XCTest
+
+/// A provider that records creates and holds back those of names starting with "slow" until released.
+private final class HoldingProvider: Provider {
+    let created = Mutex<[String]>([])
+    let started = Mutex<[String]>([])
+    let released = Atomic(false)
+
+    func listContainers() async throws -> [Container] { [.drive] }
+
+    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
+        ([], SyncAnchor("0"))
+    }
+
+    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
+        RemoteChanges(updated: [], deleted: [], anchor: anchor, isFullEnumeration: true)
+    }
+
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        throw FolioError.notFound("\(id)")
+    }
+
+    func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        started.withLock { $0.append(template.name) }
+        if template.name.hasPrefix("slow") {
+            for _ in 0..<3000 where !released.load(ordering: .sequentiallyConsistent) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        created.withLock { $0.append(template.name) }
+        return RemoteItem(
+            id: template.id, container: template.container, parentID: template.parentID, name: template.name,
+            kind: template.kind, size: 0, modificationTime: template.modificationTime, mode: template.mode,
+            version: "v1")
+    }
+
+    func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        throw FolioError.notFound("\(id)")
+    }
+
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {}
+}
+
+final class UploaderTests: XCTestCase {
+    /// Work committed while a slow upload runs starts at once: a slow upload holds back nothing.
+    func testASlowUploadDoesNotHoldBackWorkCommittedMeanwhile() async throws {
+        let harness = try CoreHarness()
+        let provider = HoldingProvider()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"),
+            quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        uploader.start()
+        defer {
+            provider.released.store(true, ordering: .sequentiallyConsistent)
+            uploader.stop()
+        }
+        try await harness.write("slow.txt", "takes a while")
+        try await waitUntil { provider.started.withLock { $0.contains("slow.txt") } }
+
+        try await harness.write("fast.txt", "quick")
+        try await waitUntil { provider.created.withLock { $0.contains("fast.txt") } }
+        XCTAssertFalse(provider.created.withLock { $0.contains("slow.txt") }, "the slow upload is still running")
+
+        provider.released.store(true, ordering: .sequentiallyConsistent)
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(Set(provider.created.withLock { $0 }), ["slow.txt", "fast.txt"])
+    }
+
+    private func waitUntil(
+        file: StaticString = #filePath, line: UInt = #line, _ condition: @escaping () -> Bool
+    ) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertTrue(condition(), "not within 10 s", file: file, line: line)
+    }
+}
