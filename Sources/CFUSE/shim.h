@@ -35,6 +35,8 @@ static const int cfuse_xattr_replace = XATTR_REPLACE;
 static const int cfuse_o_path = O_PATH;
 /// `utimensat`'s "leave this time alone".
 static const long cfuse_utime_omit = UTIME_OMIT;
+/// `utimensat`'s "set this time to now".
+static const long cfuse_utime_now = UTIME_NOW;
 
 /// Closes every descriptor from `first` on (inherited ones a helper must not keep).
 static inline int cfuse_close_from(unsigned int first) {

@@ -477,7 +477,8 @@ extension FolioFileSystem {
                 }
                 batch.deletes.append(node.ino)
                 invalidations.append((node.parent, node.name))
-                replays.append(.removed(parent: node.parent, name: node.name, attributes: attributes(of: node, state: state)))
+                replays.append(
+                    .removed(parent: node.parent, name: node.name, attributes: attributes(of: node, state: state)))
                 state.detach(node.ino)
                 if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node

@@ -4,26 +4,6 @@ import Glibc
 import Logging
 import Synchronization
 
-/// How the adapter answers the replay helper's requests: as if the change being replayed had not happened yet,
-/// so the operation the helper asks for succeeds in the kernel and fires its inotify events, while nothing
-/// reaches the core (the change is already there) or the provider. With no change in progress the script is
-/// empty: lookups are answered as usual and every change is refused.
-struct ReplayScript: Sendable {
-    /// A name in a folder (core inodes).
-    struct Name: Hashable, Sendable {
-        var parent: UInt64
-        var name: String
-    }
-
-    /// The file handle of an open made by a replay (never a core handle).
-    static let handle = UInt64.max
-
-    /// Names the change creates or moves an item to: lookups do not find them, creates answer with the item.
-    var absent: Set<Name> = []
-    /// Names the change removes or moves an item away from: lookups find the item, with these attributes.
-    var present: [Name: Attributes] = [:]
-}
-
 /// Replays remote changes through one mount, so that programs watching the mount with inotify (file
 /// managers, editors, `inotifywait`) see them: the kernel fires inotify events only for operations that pass
 /// through the mount, never for cache invalidations (see ``ReplayedChange``).
@@ -129,10 +109,11 @@ final class ChangeReplayer: Sendable {
             guard let parent = fileSystem.node(ino)?.parent, watchable(parent, ino),
                   let path = fileSystem.path(of: ino, below: rootIno), !path.isEmpty,
                   let attributes = try? fileSystem.getAttributes(ino) else { return }
-            // MODIFY: the modification time, set to what it is.
+            // MODIFY for new content, ATTRIB for new attributes: the times, set to what they are.
             send(ReplayOperation(
-                kind: .setModificationTime, path: path, seconds: attributes.modificationTime.seconds,
-                nanoseconds: attributes.modificationTime.nanoseconds), script)
+                kind: content ? .setModificationTime : .setTimes, path: path,
+                seconds: attributes.modificationTime.seconds, nanoseconds: attributes.modificationTime.nanoseconds),
+                script)
             // OPEN and CLOSE_WRITE, which editors and file managers take as "saved".
             if content, attributes.kind == .file { send(ReplayOperation(kind: .openForWriting, path: path), script) }
         }

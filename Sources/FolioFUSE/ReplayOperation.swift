@@ -19,6 +19,8 @@ struct ReplayOperation: Codable, Sendable, Equatable {
         case removeDirectory
         /// `utimensat` of the modification time to `seconds`.`nanoseconds` (MODIFY).
         case setModificationTime
+        /// `utimensat` of both times, the access time to now (ATTRIB: what `touch` fires).
+        case setTimes
         /// An open for writing and a close (OPEN, CLOSE_WRITE).
         case openForWriting
     }
@@ -42,6 +44,12 @@ struct ReplayOperation: Codable, Sendable, Equatable {
         case .setModificationTime:
             var times = [
                 timespec(tv_sec: 0, tv_nsec: cfuse_utime_omit),
+                timespec(tv_sec: Int(seconds ?? 0), tv_nsec: Int(nanoseconds ?? 0)),
+            ]
+            result = utimensat(root, path, &times, AT_SYMLINK_NOFOLLOW)
+        case .setTimes:
+            var times = [
+                timespec(tv_sec: 0, tv_nsec: cfuse_utime_now),
                 timespec(tv_sec: Int(seconds ?? 0), tv_nsec: Int(nanoseconds ?? 0)),
             ]
             result = utimensat(root, path, &times, AT_SYMLINK_NOFOLLOW)

@@ -117,6 +117,10 @@ final class RemoteEventsTests: MountTestCase {
         XCTAssertFalse(events.contains("DELETE_SELF"), events.joined(separator: "\n"))
         XCTAssertEqual(Shell.check("cat '\(fixture.path("watched.txt"))'"), "three\n")
         XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("watched.txt"))'"), id)
+        // A change of attributes only (the mode, on the remote) is ATTRIB, as a chmod here would be.
+        Shell.check("chmod 600 '\(fixture.remotePath("watched.txt"))'")
+        expectEvent("ATTRIB", "the watch sees the remote chmod")
+        XCTAssertEqual(Shell.check("stat -c %a '\(fixture.path("watched.txt"))'"), "600\n")
         Shell.check("rm '\(fixture.remotePath("watched.txt"))'")
         expectEvent("DELETE_SELF", "the editor's watch sees the remote delete")
         XCTAssertEqual(fixture.pendingUploads, 0)
