@@ -1,4 +1,7 @@
+import FolioCore
+import FolioProviderLocal
 import Foundation
+import SystemPackage
 import XCTest
 
 /// Issue 3 "Remote changes": changes made on the remote by someone else — a person editing the local
@@ -15,6 +18,24 @@ final class RemoteChangesTests: MountTestCase {
             echo 'first' > '\(drive)/docs/a.txt'
             echo 'pinned first' > '\(drive)/docs/pinned.txt'
             """)
+        try LocalProvider.addContainer(
+            Container(id: ContainerID("com.example.notes"), displayName: "Notes", isPublic: true),
+            at: FilePath(fixture.remote))
+    }
+
+    func testAMoveAcrossContainersOnTheRemoteShows() throws {
+        XCTAssertEqual(read("docs/a.txt"), "first\n")
+        let id = Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("docs/a.txt"))'")
+        let destination = fixture.remotePath("a.txt", container: "com.example.notes")
+        Shell.check("mv '\(fixture.remotePath("docs/a.txt"))' '\(destination)'")
+        eventually("the document shows in the other container's folder, and only there") {
+            self.read("Notes/a.txt") == "first\n" && self.read("docs/a.txt") == nil
+        }
+        XCTAssertEqual(
+            Shell.check("getfattr --only-values -n user.folio.container '\(fixture.path("Notes/a.txt"))'"),
+            "com.example.notes")
+        XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("Notes/a.txt"))'"), id)
+        XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
     }
 
     private func read(_ relative: String) -> String? {
