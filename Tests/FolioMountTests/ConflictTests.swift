@@ -93,7 +93,10 @@ final class ConflictTests: MountTestCase {
         // Someone saves the document on the remote folder with an editor that writes a new file and renames
         // it over the old one: the same document changed, so a conflict, not a delete and a create.
         let drive = fixture.remote + "/com.folio.drive"
-        Shell.check("echo 'saved on the remote' > '\(drive)/docs/.doc.txt.swp' && mv '\(drive)/docs/.doc.txt.swp' '\(drive)/docs/doc.txt'")
+        Shell.check("""
+            echo 'saved on the remote' > '\(drive)/docs/.doc.txt.swp'
+            mv '\(drive)/docs/.doc.txt.swp' '\(drive)/docs/doc.txt'
+            """)
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.state(self.fixture, "docs/doc.txt") == "conflicted" },
                       "the save by hand conflicts with the local edit; log:\n\(fixture.log.suffix(3000))")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.versionCount(self.fixture) == 2 })

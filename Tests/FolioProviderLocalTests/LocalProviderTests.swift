@@ -133,7 +133,8 @@ final class LocalProviderTests: XCTestCase {
 
     func testAtomicSaveByHandKeepsTheItem() async throws {
         let provider = try remote.provider()
-        let created = try await provider.createItem(remote.template("saved.txt"), contents: try remote.contentFile("one"))
+        let created = try await provider.createItem(
+            remote.template("saved.txt"), contents: try remote.contentFile("one"))
         _ = try await provider.enumerateItems(in: .drive)
         // An editor's save on the remote folder: a new file, renamed over the document.
         try remote.writeByHand("two, saved", to: "saved.txt.tmp")
