@@ -9,8 +9,8 @@ import Synchronization
 /// through the mount, never for cache invalidations (see ``ReplayedChange``).
 ///
 /// Each change becomes one system call on the mount (`mknod`, `mkdir`, `symlink`, `rename`, `unlink`,
-/// `rmdir`; `utimensat` and an open for writing for a changed document), made by the ``ReplayHelper`` process
-/// at the request of the notifier's thread, never from a request handler. Requests carry the calling process,
+/// `rmdir`; `utimensat`, and an open for writing for new content), made by the ``ReplayHelper`` process at the
+/// request of the notifier's replay queue, never from a request handler. Requests carry the calling process,
 /// so the adapter recognizes the helper's and answers them from the ``ReplayScript`` without changing
 /// anything: nothing is uploaded again, and a changed placeholder is not downloaded.
 final class ChangeReplayer: Sendable {
@@ -33,7 +33,7 @@ final class ChangeReplayer: Sendable {
 
     private let running = Mutex(Running())
     private let stopping = Atomic(false)
-    /// Used only from the notifier's queue.
+    /// Used from the notifier's replay queue.
     private let helper = Mutex<Helper?>(nil)
     private let fileSystem: FolioFileSystem
     private let mountpoint: String
@@ -67,7 +67,7 @@ final class ChangeReplayer: Sendable {
         stopping.store(true, ordering: .sequentiallyConsistent)
     }
 
-    /// Ends the helper (on the notifier's queue, after ``stop()``): it exits when its input closes (a helper
+    /// Ends the helper (on the notifier's replay queue, after ``stop()``): it exits when its input closes (a helper
     /// still waiting in a request to the mount, when the connection ends).
     func finish() {
         helper.withLock { helper in
@@ -77,7 +77,7 @@ final class ChangeReplayer: Sendable {
         }
     }
 
-    /// Replays `change` (on the notifier's queue). `invalidate` drops a name from the kernel's caches first (a
+    /// Replays `change` (on the notifier's replay queue). `invalidate` drops a name from the kernel's caches first (a
     /// process may have looked it up since the core applied the change).
     func perform(_ change: ReplayedChange, invalidate: (UInt64, String) -> Void) {
         var script = ReplayScript()
