@@ -23,11 +23,21 @@ extension RemoteTree {
     ///
     /// Skipped: the provider's own `.folio-` files, objects a provider cannot store (devices, FIFOs, sockets)
     /// and names that are not valid UTF-8.
+    ///
+    /// The walk is not atomic: an item renamed while it runs can be missed under both names, and would look
+    /// deleted (then created again by the next scan, as a new item to clients). So when a folder changed during
+    /// the walk, items of the last scan that this one did not meet are carried over as they were: a walk that
+    /// is torn never reports a delete; the next steady one does, or shows where the item went.
     mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
         var objects: [ScannedObject] = []
-        try collect(directory: base, components: [], parent: nil, into: &objects)
+        var folders: [(FilePath, FileStatus?)] = []
+        try collect(directory: base, components: [], parent: nil, into: &objects, folders: &folders)
+        let torn = !folders.allSatisfy { folder, before in
+            guard let before, let after = try? SystemCalls.statusIfPresent(folder) else { return false }
+            return after.modificationTime == before.modificationTime && after.changeTime == before.changeTime
+        }
         try dropDuplicateIDs(in: &objects, container: container)
         let replaced = try replacedFiles(in: objects, container: container)
 
@@ -67,31 +77,74 @@ extension RemoteTree {
                 parentID: parentID, name: name, isFile: object.status.kind == .file)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
+        if torn, let previous = lastScan[container], let previousIndex = indexes[container] {
+            let met = Set(items.map(\.id))
+            for (id, item) in previous where !met.contains(id) {
+                items.append(item)
+                index.places[id] = previousIndex.places[id]
+            }
+            // Parents before their children, as always: a carried-over item's parent is met or carried over.
+            items = Self.parentsFirst(items)
+        }
         indexes[container] = index
+        lastScan[container] = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return items
     }
 
-    /// Appends every storable object below `directory` (depth first, names sorted) to `objects`.
+    /// `items` ordered so that every item comes after its parent (items whose parent is not among them first).
+    private static func parentsFirst(_ items: [RemoteItem]) -> [RemoteItem] {
+        let ids = Set(items.map(\.id))
+        var placed: Set<ItemID> = []
+        var ordered: [RemoteItem] = []
+        var pending = items
+        while !pending.isEmpty {
+            let ready = pending.filter { item in item.parentID.map { !ids.contains($0) || placed.contains($0) } ?? true }
+            if ready.isEmpty {
+                ordered.append(contentsOf: pending)  // a cycle cannot happen; never lose items if it did
+                break
+            }
+            ordered.append(contentsOf: ready)
+            placed.formUnion(ready.map(\.id))
+            let readyIDs = Set(ready.map(\.id))
+            pending.removeAll { readyIDs.contains($0.id) }
+        }
+        return ordered
+    }
+
+    /// Appends every storable object below `directory` (depth first, names sorted) to `objects`, and each folder
+    /// read with its status from before the reading to `folders` (`nil`: it went away meanwhile).
     private func collect(
-        directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject]
+        directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject],
+        folders: inout [(FilePath, FileStatus?)]
     ) throws {
         let names: [String]
         do {
+            folders.append((directory, try SystemCalls.statusIfPresent(directory)))
             names = try SystemCalls.directoryEntries(directory)
         } catch FolioError.notFound {
+            folders.append((directory, nil))
             return  // removed while we were scanning
         }
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
-            guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }
+            guard let status = try SystemCalls.statusIfPresent(path) else {
+                folders.append((path, nil))  // gone since the listing: the walk is torn
+                continue
+            }
+            guard let kind = status.kind else { continue }
             let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
             if kind == .symlink && target == nil { continue }
             let stored: ItemID?
             if kind == .symlink, let target {
                 stored = symlinkIDs.id(of: status, target: target)
             } else {
-                stored = (try SystemCalls.extendedAttribute(ItemAttributes.id, of: path)).flatMap {
-                    $0.isEmpty ? nil : ItemID($0)
+                do {
+                    stored = (try SystemCalls.extendedAttribute(ItemAttributes.id, of: path)).flatMap {
+                        $0.isEmpty ? nil : ItemID($0)
+                    }
+                } catch FolioError.notFound {
+                    folders.append((path, nil))  // gone since it was seen: the walk is torn
+                    continue
                 }
             }
             objects.append(
@@ -102,8 +155,8 @@ extension RemoteTree {
             )
             if kind == .directory {
                 try collect(
-                    directory: path, components: components + [name], parent: objects.count - 1, into: &objects
-                )
+                    directory: path, components: components + [name], parent: objects.count - 1, into: &objects,
+                    folders: &folders)
             }
         }
     }
