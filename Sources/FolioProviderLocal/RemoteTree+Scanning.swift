@@ -32,11 +32,16 @@ extension RemoteTree {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
         var objects: [ScannedObject] = []
-        var folders: [(FilePath, FileStatus?)] = []
+        var folders: [(FilePath, FileStatus?, [String]?)] = []
         try collect(directory: base, components: [], parent: nil, into: &objects, folders: &folders)
-        let torn = !folders.allSatisfy { folder, before in
-            guard let before, let after = try? SystemCalls.statusIfPresent(folder) else { return false }
-            return after.modificationTime == before.modificationTime && after.changeTime == before.changeTime
+        // Torn: an entry vanished while being read, or a folder changed since it was listed (a rename while it
+        // was listed can leave the item out under both names): its times moved, or it lists other names now
+        // (times are too coarse to see every change).
+        let torn = !folders.allSatisfy { folder, before, listed in
+            guard let before, let listed, let after = try? SystemCalls.statusIfPresent(folder),
+                  after.modificationTime == before.modificationTime, after.changeTime == before.changeTime,
+                  let now = try? SystemCalls.directoryEntries(folder) else { return false }
+            return now == listed
         }
         try dropDuplicateIDs(in: &objects, container: container)
         let replaced = try replacedFiles(in: objects, container: container)
@@ -112,23 +117,24 @@ extension RemoteTree {
     }
 
     /// Appends every storable object below `directory` (depth first, names sorted) to `objects`, and each folder
-    /// read with its status from before the reading to `folders` (`nil`: it went away meanwhile).
+    /// read with the names it listed to `folders` (`nil`: something went away while being read).
     private func collect(
         directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject],
-        folders: inout [(FilePath, FileStatus?)]
+        folders: inout [(FilePath, FileStatus?, [String]?)]
     ) throws {
         let names: [String]
         do {
-            folders.append((directory, try SystemCalls.statusIfPresent(directory)))
+            let status = try SystemCalls.statusIfPresent(directory)
             names = try SystemCalls.directoryEntries(directory)
+            folders.append((directory, status, names))
         } catch FolioError.notFound {
-            folders.append((directory, nil))
+            folders.append((directory, nil, nil))
             return  // removed while we were scanning
         }
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
             guard let status = try SystemCalls.statusIfPresent(path) else {
-                folders.append((path, nil))  // gone since the listing: the walk is torn
+                folders.append((path, nil, nil))  // gone since the listing: the walk is torn
                 continue
             }
             guard let kind = status.kind else { continue }
@@ -143,7 +149,7 @@ extension RemoteTree {
                         $0.isEmpty ? nil : ItemID($0)
                     }
                 } catch FolioError.notFound {
-                    folders.append((path, nil))  // gone since it was seen: the walk is torn
+                    folders.append((path, nil, nil))  // gone since it was seen: the walk is torn
                     continue
                 }
             }
