@@ -11,8 +11,6 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     /// Replays wait for the helper: on a queue of their own, so they never hold up an invalidation.
     private let replayQueue = DispatchQueue(label: "folio.change-replayer")
     private let sessionAddress = Mutex<UInt>(0)
-    /// Set when the mount is ending: no replay starts afterwards.
-    private let closing = Atomic(false)
     /// The core's inode shown as this mount's root.
     private let rootIno: UInt64
     /// Replays remote changes through the mount (`nil`: not replayed).
@@ -37,7 +35,6 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
 
     /// Starts no more replays (the mount is ending: a replay now could wait for a request nobody serves).
     func close() {
-        closing.store(true, ordering: .sequentiallyConsistent)
         replayer?.stop()
     }
 
@@ -66,8 +63,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     func replay(_ change: ReplayedChange) {
         guard let replayer else { return }
         replayQueue.async { [self] in
-            guard !closing.load(ordering: .sequentiallyConsistent),
-                  sessionAddress.withLock({ $0 != 0 }) else { return }
+            guard sessionAddress.withLock({ $0 != 0 }) else { return }
             replayer.perform(change) { parent, name in invalidateEntryNow(parent: parent, name: name) }
         }
     }

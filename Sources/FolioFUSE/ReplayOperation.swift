@@ -41,15 +41,10 @@ struct ReplayOperation: Codable, Sendable, Equatable {
         case .rename: result = renameat(root, path, root, destination ?? path)
         case .unlink: result = unlinkat(root, path, 0)
         case .removeDirectory: result = unlinkat(root, path, AT_REMOVEDIR)
-        case .setModificationTime:
+        case .setModificationTime, .setTimes:
+            // The access time left alone fires MODIFY; set too, ATTRIB.
             var times = [
-                timespec(tv_sec: 0, tv_nsec: cfuse_utime_omit),
-                timespec(tv_sec: Int(seconds ?? 0), tv_nsec: Int(nanoseconds ?? 0)),
-            ]
-            result = utimensat(root, path, &times, AT_SYMLINK_NOFOLLOW)
-        case .setTimes:
-            var times = [
-                timespec(tv_sec: 0, tv_nsec: cfuse_utime_now),
+                timespec(tv_sec: 0, tv_nsec: kind == .setTimes ? cfuse_utime_now : cfuse_utime_omit),
                 timespec(tv_sec: Int(seconds ?? 0), tv_nsec: Int(nanoseconds ?? 0)),
             ]
             result = utimensat(root, path, &times, AT_SYMLINK_NOFOLLOW)

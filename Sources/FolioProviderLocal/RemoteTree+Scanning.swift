@@ -58,7 +58,7 @@ extension RemoteTree {
             if let existing = object.id {
                 id = existing
             } else if let previous = replaced[position] {
-                id = adoptID(previous, at: path, status: object.status)
+                id = assignID(previous, to: path, status: object.status, symlinkTarget: nil, replacing: false)
                 objects[position].id = id
             } else {
                 id = assignID(
@@ -103,7 +103,9 @@ extension RemoteTree {
         var ordered: [RemoteItem] = []
         var pending = items
         while !pending.isEmpty {
-            let ready = pending.filter { item in item.parentID.map { !ids.contains($0) || placed.contains($0) } ?? true }
+            let ready = pending.filter { item in
+                item.parentID.map { !ids.contains($0) || placed.contains($0) } ?? true
+            }
             if ready.isEmpty {
                 ordered.append(contentsOf: pending)  // a cycle cannot happen; never lose items if it did
                 break
@@ -246,28 +248,12 @@ extension RemoteTree {
         return replaced
     }
 
-    /// Writes `id` on a file that replaced its item's old file (create-only: another process scanning at the
-    /// same moment agrees or wins); falls back to a new id if the attribute cannot be written.
-    private mutating func adoptID(_ id: ItemID, at path: FilePath, status: FileStatus) -> ItemID {
-        do {
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: true)
-            return id
-        } catch FolioError.exists {
-            if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {
-                return ItemID(stored)
-            }
-            return Self.derivedID(of: status)
-        } catch {
-            return assignID(to: path, status: status, symlinkTarget: nil, replacing: false)
-        }
-    }
-
-    /// Gives a new id to an object found without one. For a file or folder whose xattr cannot be set (not ours
-    /// to change), the id derived from its inode is used instead.
+    /// Gives an id to an object found without one: a new one, or `id` (the one of the file it replaced). For a
+    /// file or folder whose xattr cannot be set (not ours to change), the id derived from its inode is used
+    /// instead.
     private mutating func assignID(
-        to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
+        _ id: ItemID = .generate(), to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
     ) -> ItemID {
-        let id = ItemID.generate()
         if status.kind == .symlink, let symlinkTarget {
             symlinkIDs.record(id, status: status, target: symlinkTarget)
             return id

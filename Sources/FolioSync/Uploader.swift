@@ -24,7 +24,6 @@ public final class Uploader: UploadScheduling {
 
     private let wake = Mutex(WakeState())
     private let loop = Mutex<Task<Void, Never>?>(nil)
-    private let backoff = Mutex<Duration>(.zero)
     /// Shortest wait after a failure.
     public let minimumBackoff: Duration
     /// Longest wait after repeated failures.
@@ -125,6 +124,7 @@ public final class Uploader: UploadScheduling {
     private func run() async {
         await withTaskGroup(of: Event.self) { group in
             var running = 0
+            var backoff = Duration.zero
             var listening = false
             var retryAt: ContinuousClock.Instant?
             var sleeping = false
@@ -145,7 +145,7 @@ public final class Uploader: UploadScheduling {
                         group.addTask { .finished(await self.perform(item)) }
                     }
                     running += work.count
-                    if work.isEmpty && running == 0 { backoff.withLock { $0 = .zero } }
+                    if work.isEmpty && running == 0 { backoff = .zero }
                 }
                 if !listening {
                     listening = true
@@ -160,11 +160,8 @@ public final class Uploader: UploadScheduling {
                 case .finished(let succeeded):
                     running -= 1
                     if !succeeded {
-                        let delay = backoff.withLock { delay -> Duration in
-                            delay = delay == .zero ? minimumBackoff : min(delay * 2, maximumBackoff)
-                            return delay
-                        }
-                        retryAt = .now + delay
+                        backoff = backoff == .zero ? minimumBackoff : min(backoff * 2, maximumBackoff)
+                        retryAt = .now + backoff
                     }
                 case nil: break
                 }

@@ -115,13 +115,7 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertNotEqual(edited.version, created.version)
         XCTAssertEqual(edited.size, 3)
 
-        do {
-            _ = try await provider.modifyItem(
-                created.id, in: .drive, baseVersion: created.version, changes: RemoteItemChanges(),
-                contents: try remote.contentFile("mine")
-            )
-            XCTFail("a change based on the version before the hand edit was accepted")
-        } catch FolioError.conflict {}
+        try await expectConflict(provider, created, "a change based on the version before the hand edit was accepted")
         XCTAssertEqual(try String(contentsOfFile: remote.path("edit.txt"), encoding: .utf8), "two")
 
         let destination = try remote.destination()
@@ -129,6 +123,19 @@ final class LocalProviderTests: XCTestCase {
             of: created.id, in: .drive, version: edited.version, to: destination
         ) { _ in }
         XCTAssertEqual(try String(contentsOfFile: destination.string, encoding: .utf8), "two")
+    }
+
+    /// Uploads new content based on `item`'s version and expects `.conflict` (the remote changed since).
+    private func expectConflict(
+        _ provider: LocalProvider, _ item: RemoteItem, _ failure: String, line: UInt = #line
+    ) async throws {
+        do {
+            _ = try await provider.modifyItem(
+                item.id, in: .drive, baseVersion: item.version, changes: RemoteItemChanges(),
+                contents: try remote.contentFile("mine")
+            )
+            XCTFail(failure, line: line)
+        } catch FolioError.conflict {}
     }
 
     func testAtomicSaveByHandKeepsTheItem() async throws {
@@ -146,13 +153,8 @@ final class LocalProviderTests: XCTestCase {
         let saved = try XCTUnwrap(listed.first { $0.id == created.id })
         XCTAssertNotEqual(saved.version, created.version)
         XCTAssertEqual(saved.size, 10)
-        do {
-            _ = try await provider.modifyItem(
-                created.id, in: .drive, baseVersion: created.version, changes: RemoteItemChanges(),
-                contents: try remote.contentFile("mine")
-            )
-            XCTFail("a change based on the version before the save by hand was accepted")
-        } catch FolioError.conflict {}
+        try await expectConflict(
+            provider, created, "a change based on the version before the save by hand was accepted")
         // A file at the place of an item that still exists elsewhere is a new item.
         try FileManager.default.moveItem(atPath: remote.path("saved.txt"), toPath: remote.path("kept.txt"))
         try remote.writeByHand("new", to: "saved.txt")
