@@ -433,8 +433,8 @@ extension FolioFileSystem {
                         batch.upserts.append(node)
                         if moved {
                             replays.append(.moved(
-                                fromParent: origin.parent, fromName: origin.name, toParent: parentIno,
-                                toName: item.name, attributes: attributes(of: node, state: state)))
+                                ino: ino, fromParent: origin.parent, fromName: origin.name, toParent: parentIno,
+                                toName: item.name))
                         }
                         if contentChanged || attributesChanged {
                             replays.append(.changed(ino: ino, content: contentChanged))

@@ -97,10 +97,10 @@ final class ChangeReplayer: Sendable {
             script.present[.init(parent: parent, name: name)] = current(attributes)
             invalidate(parent, name)
             send(ReplayOperation(kind: attributes.kind == .directory ? .removeDirectory : .unlink, path: path), script)
-        case .moved(let fromParent, let fromName, let toParent, let toName, let attributes):
-            guard watchable(fromParent, toParent, attributes.ino), let from = path(of: fromParent, fromName),
-                  let to = path(of: toParent, toName) else { return }
-            script.present[.init(parent: fromParent, name: fromName)] = current(attributes)
+        case .moved(let ino, let fromParent, let fromName, let toParent, let toName):
+            guard watchable(fromParent, toParent, ino), let attributes = try? fileSystem.getAttributes(ino),
+                  let from = path(of: fromParent, fromName), let to = path(of: toParent, toName) else { return }
+            script.present[.init(parent: fromParent, name: fromName)] = attributes
             script.absent.insert(.init(parent: toParent, name: toName))
             invalidate(fromParent, fromName)
             invalidate(toParent, toName)
