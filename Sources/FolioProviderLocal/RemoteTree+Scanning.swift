@@ -24,25 +24,14 @@ extension RemoteTree {
     /// Skipped: the provider's own `.folio-` files, objects a provider cannot store (devices, FIFOs, sockets)
     /// and names that are not valid UTF-8.
     ///
-    /// The walk is not atomic: an item renamed while it runs can be missed under both names, and would look
-    /// deleted (then created again by the next scan, as a new item to clients). So when a folder changed during
-    /// the walk, items of the last scan that this one did not meet are carried over as they were: a walk that
-    /// is torn never reports a delete; the next steady one does, or shows where the item went.
+    /// The walk is not atomic: an item renamed while it runs can be missed under both names and look deleted
+    /// (the next scan finds it again; see README "Limitations"). An entry that vanishes while it is read is
+    /// skipped, never an error.
     mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
         var objects: [ScannedObject] = []
-        var folders: [(FilePath, FileStatus?, [String]?)] = []
-        try collect(directory: base, components: [], parent: nil, into: &objects, folders: &folders)
-        // Torn: an entry vanished while being read, or a folder changed since it was listed (a rename while it
-        // was listed can leave the item out under both names): its times moved, or it lists other names now
-        // (times are too coarse to see every change).
-        let torn = !folders.allSatisfy { folder, before, listed in
-            guard let before, let listed, let after = try? SystemCalls.statusIfPresent(folder),
-                  after.modificationTime == before.modificationTime, after.changeTime == before.changeTime,
-                  let now = try? SystemCalls.directoryEntries(folder) else { return false }
-            return now == listed
-        }
+        try collect(directory: base, components: [], parent: nil, into: &objects)
         try dropDuplicateIDs(in: &objects, container: container)
         let replaced = try replacedFiles(in: objects, container: container)
 
@@ -82,64 +71,23 @@ extension RemoteTree {
                 parentID: parentID, name: name, isFile: object.status.kind == .file)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
-        if torn, let previous = lastScan[container], let previousIndex = indexes[container] {
-            let met = Set(items.map(\.id))
-            for (id, item) in previous where !met.contains(id) {
-                items.append(item)
-                index.places[id] = previousIndex.places[id]
-            }
-            // Parents before their children, as always: a carried-over item's parent is met or carried over.
-            items = Self.parentsFirst(items)
-        }
         indexes[container] = index
-        lastScan[container] = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return items
     }
 
-    /// `items` ordered so that every item comes after its parent (items whose parent is not among them first).
-    private static func parentsFirst(_ items: [RemoteItem]) -> [RemoteItem] {
-        let ids = Set(items.map(\.id))
-        var placed: Set<ItemID> = []
-        var ordered: [RemoteItem] = []
-        var pending = items
-        while !pending.isEmpty {
-            let ready = pending.filter { item in
-                item.parentID.map { !ids.contains($0) || placed.contains($0) } ?? true
-            }
-            if ready.isEmpty {
-                ordered.append(contentsOf: pending)  // a cycle cannot happen; never lose items if it did
-                break
-            }
-            ordered.append(contentsOf: ready)
-            placed.formUnion(ready.map(\.id))
-            let readyIDs = Set(ready.map(\.id))
-            pending.removeAll { readyIDs.contains($0.id) }
-        }
-        return ordered
-    }
-
-    /// Appends every storable object below `directory` (depth first, names sorted) to `objects`, and each folder
-    /// read with the names it listed to `folders` (`nil`: something went away while being read).
+    /// Appends every storable object below `directory` (depth first, names sorted) to `objects`.
     private func collect(
-        directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject],
-        folders: inout [(FilePath, FileStatus?, [String]?)]
+        directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject]
     ) throws {
         let names: [String]
         do {
-            let status = try SystemCalls.statusIfPresent(directory)
             names = try SystemCalls.directoryEntries(directory)
-            folders.append((directory, status, names))
         } catch FolioError.notFound {
-            folders.append((directory, nil, nil))
             return  // removed while we were scanning
         }
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
-            guard let status = try SystemCalls.statusIfPresent(path) else {
-                folders.append((path, nil, nil))  // gone since the listing: the walk is torn
-                continue
-            }
-            guard let kind = status.kind else { continue }
+            guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }
             let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
             if kind == .symlink && target == nil { continue }
             let stored: ItemID?
@@ -151,8 +99,7 @@ extension RemoteTree {
                         $0.isEmpty ? nil : ItemID($0)
                     }
                 } catch FolioError.notFound {
-                    folders.append((path, nil, nil))  // gone since it was seen: the walk is torn
-                    continue
+                    continue  // removed since it was listed
                 }
             }
             objects.append(
@@ -163,8 +110,7 @@ extension RemoteTree {
             )
             if kind == .directory {
                 try collect(
-                    directory: path, components: components + [name], parent: objects.count - 1, into: &objects,
-                    folders: &folders)
+                    directory: path, components: components + [name], parent: objects.count - 1, into: &objects)
             }
         }
     }

@@ -13,8 +13,6 @@ struct RemoteTree: Sendable {
     let layout: RemoteLayout
     /// Id indexes of the containers scanned so far.
     var indexes: [ContainerID: ContainerIndex] = [:]
-    /// The items each container's last scan returned (what a torn walk carries over, see ``scan(_:)``).
-    var lastScan: [ContainerID: [ItemID: RemoteItem]] = [:]
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
 

@@ -38,7 +38,11 @@ final class ViewTests: MountTestCase {
         Shell.check("printf 'second' > '\(vault)/second.txt'")
         watcher.expect("CREATE Vault/second.txt", "a remote create, seen in the app view")
         Shell.check("mv '\(vault)/second.txt' '\(vault)/renamed.txt'")
-        watcher.expect("MOVED_TO Vault/renamed.txt", "a remote rename, seen in the app view")
+        // A scan of the remote that races with the rename can miss the file under both names (README
+        // "Limitations"): the watcher then sees a delete and a create, which is still the change.
+        watcher.expect("a remote rename, seen in the app view") {
+            $0 == "MOVED_TO Vault/renamed.txt" || $0 == "CREATE Vault/renamed.txt"
+        }
         Shell.check("rm '\(vault)/renamed.txt'")
         watcher.expect("DELETE Vault/renamed.txt", "a remote delete, seen in the app view")
         XCTAssertEqual(fixture.pendingUploads, 0)
