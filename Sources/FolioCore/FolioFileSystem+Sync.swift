@@ -215,7 +215,8 @@ extension FolioFileSystem {
         if node.remoteVersion == nil {
             let template = RemoteItemTemplate(
                 id: node.itemID, container: node.container, parentID: parentID, name: node.name, kind: node.kind,
-                modificationTime: node.modificationTime, mode: node.mode, symlinkTarget: node.symlinkTarget)
+                modificationTime: node.modificationTime, mode: node.mode, symlinkTarget: node.symlinkTarget,
+                retryTag: retryTag(base: nil))
             return .create(ino: node.ino, template: template, contents: contents, generation: node.generation, epoch: epoch)
         }
         var contentDirty = false
@@ -228,11 +229,15 @@ extension FolioFileSystem {
                 modificationTime: node.modificationTime)
         }
         if !contentDirty && changes.isEmpty { return nil }
+        changes.retryTag = retryTag(base: node.remoteVersion)
         return .modify(
             ino: node.ino, itemID: node.itemID, container: node.remoteContainer ?? node.container,
             baseVersion: node.remoteVersion!,
             changes: changes, contents: contentDirty ? contents : nil, generation: node.generation, epoch: epoch)
     }
+
+    /// The retry tag of an upload from `base` (`nil`: a create): this writer and the version it started from.
+    private func retryTag(base: String?) -> String { "\(writerID)@\(base ?? "new")" }
 
     /// Records the outcome of a piece of upload work. Returns the error to retry on, if any.
     public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) {

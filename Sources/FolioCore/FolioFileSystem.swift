@@ -66,12 +66,17 @@ public struct FileSystemConfiguration: Sendable {
 public final class FolioFileSystem: Sendable {
     /// The inode of the full view's root (the Drive container's root).
     public static let rootIno: UInt64 = 1
+    /// The store key of ``writerID``.
+    static let writerKey = "writer"
 
     let state: Mutex<State>
     let store: any MetadataStore
     let cache: ContentCache
     let configuration: FileSystemConfiguration
     let logger: Logger
+    /// This state's name as a writer on the remote, made once and kept in the store: the first part of the
+    /// retry tags its uploads carry (``RemoteItemChanges/retryTag``).
+    let writerID: String
     let hooks = Mutex<Hooks>(Hooks())
     let processIdentity = ProcessIdentity()
 
@@ -104,6 +109,15 @@ public final class FolioFileSystem: Sendable {
             state.nextSequence = max(state.nextSequence, tombstone.sequence + 1)
         }
         state.values = snapshot.values
+        if let writerID = snapshot.values[Self.writerKey] {
+            self.writerID = writerID
+        } else {
+            var batch = StoreBatch()
+            batch.values[Self.writerKey] = UUID().uuidString
+            try store.apply(batch, durable: true)
+            state.values.merge(batch.values) { $1 }
+            self.writerID = batch.values[Self.writerKey]!
+        }
         if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
         for conflict in snapshot.conflicts { state.conflicts[conflict.itemID, default: []].append(conflict) }
         for node in snapshot.nodes where node.state == .conflicted { state.conflictFetches.insert(node.itemID) }

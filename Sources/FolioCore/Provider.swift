@@ -21,11 +21,14 @@ public protocol Provider: Sendable {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem
 
-    /// Creates an item; a retry of a create that already happened returns the existing item.
+    /// Creates an item; a retry of a create that already happened returns the existing item, with this content
+    /// if the first attempt wrote other content and nobody changed it since (`template.retryTag`), otherwise
+    /// `.conflict`.
     func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem
 
     /// Changes an item's metadata and/or content. Fails with `.conflict` when the remote version is no longer
-    /// `baseVersion` and content is sent (the remote change is never overwritten).
+    /// `baseVersion` and content is sent (the remote change is never overwritten), unless it is the version
+    /// `changes.retryTag` wrote (this writer's own earlier attempt).
     func modifyItem(
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?

@@ -58,11 +58,15 @@ public struct RemoteItemTemplate: Hashable, Sendable {
     public var mode: UInt32
     /// Target of a symlink.
     public var symlinkTarget: String?
+    /// Names the writer of the content (see ``RemoteItemChanges/retryTag``): a retried create whose first
+    /// attempt landed, with other content than this one, replaces that content only if it is still exactly
+    /// what the first attempt wrote.
+    public var retryTag: String?
 
     /// Creates a template.
     public init(
         id: ItemID, container: ContainerID, parentID: ItemID?, name: String, kind: ItemKind,
-        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil
+        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil, retryTag: String? = nil
     ) {
         self.id = id
         self.container = container
@@ -72,6 +76,7 @@ public struct RemoteItemTemplate: Hashable, Sendable {
         self.modificationTime = modificationTime
         self.mode = mode
         self.symlinkTarget = symlinkTarget
+        self.retryTag = retryTag
     }
 }
 
@@ -87,20 +92,27 @@ public struct RemoteItemChanges: Hashable, Sendable {
     public var mode: UInt32?
     /// New modification time.
     public var modificationTime: Timestamp?
+    /// Names who sends new content and from which version (`<writer>@<base version>`); not a change itself.
+    /// The provider keeps it with the content it writes. A later content change or delete with the same tag
+    /// is accepted although the remote is no longer at its base version, as long as the remote is still
+    /// exactly at the version that tag wrote: that version is this writer's own earlier attempt, whose answer
+    /// was lost (a daemon killed while it waited), not someone else's change.
+    public var retryTag: String?
 
     /// Creates a change set.
     public init(
         container: ContainerID? = nil, parentID: ItemID?? = nil, name: String? = nil, mode: UInt32? = nil,
-        modificationTime: Timestamp? = nil
+        modificationTime: Timestamp? = nil, retryTag: String? = nil
     ) {
         self.container = container
         self.parentID = parentID
         self.name = name
         self.mode = mode
         self.modificationTime = modificationTime
+        self.retryTag = retryTag
     }
 
-    /// Whether nothing changes.
+    /// Whether nothing changes (the retry tag is not a change).
     public var isEmpty: Bool {
         container == nil && parentID == nil && name == nil && mode == nil && modificationTime == nil
     }

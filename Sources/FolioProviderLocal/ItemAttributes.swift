@@ -10,6 +10,10 @@ enum ItemAttributes {
     /// The permission bits asked for, when they differ from the bits on disk (the provider always keeps owner
     /// read/write, and search on folders, so it can manage its own tree).
     static let mode = "user.folio.mode"
+    /// `"<version> <retry tag>"`: the content was written by the upload with that tag and had that version
+    /// (set on the staged file, so it lands with the content; an edit by hand keeps it but changes the
+    /// version).
+    static let writtenBy = "user.folio.written-by"
 
     /// Bits always set on disk: `rw` for files, `rwx` for folders.
     static func ownerBits(for kind: ItemKind) -> UInt32 { kind == .directory ? 0o700 : 0o600 }

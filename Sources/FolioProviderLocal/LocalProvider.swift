@@ -95,8 +95,10 @@ public final class LocalProvider: Provider {
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         let simulation = try await gate.admit("create \(template.name)", writes: true)
         try ItemName.validate(template.name)
-        if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
-            return existing
+        // A retry of a create that landed: only new content (compared once staged) can change the item.
+        if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }),
+            existing.kind != .file || contents == nil {
+            return try tree.withLock { try $0.remoteItem(for: existing) }
         }
         var staged: (path: FilePath, isSmall: Bool)?
         if template.kind == .file, let contents {
@@ -129,12 +131,24 @@ public final class LocalProvider: Provider {
             let plan = try tree.planMove(of: item, changes)
             if let staged {
                 item = try tree.replaceContents(
-                    of: item, baseVersion: baseVersion, staged: staged.path, modificationTime: changes.modificationTime
-                )
+                    of: item, baseVersion: baseVersion, staged: staged.path, modificationTime: changes.modificationTime,
+                    retryTag: changes.retryTag)
+                if let plan { item = try tree.move(item, as: plan) }
+                item = try tree.applyAttributes(changes, to: item)
+                return try tree.remoteItem(for: item)
             }
+            // Metadata alone: a new modification time is a new version, still this writer's own if the one
+            // before was its base or its own.
+            let before = try tree.remoteItem(for: item).version
+            let owned = before == baseVersion
+                || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item.path, version: before)
             if let plan { item = try tree.move(item, as: plan) }
             item = try tree.applyAttributes(changes, to: item)
-            return try tree.remoteItem(for: item)
+            let modified = try tree.remoteItem(for: item)
+            if owned, modified.version != before, item.kind == .file {
+                try RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, at: item.path)
+            }
+            return modified
         }
         if staged?.isSmall ?? false { try await diskFlush.flush() }
         try gate.reply("modify \(id)")

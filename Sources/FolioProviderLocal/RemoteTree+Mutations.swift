@@ -19,12 +19,53 @@ extension RemoteTree {
 
     /// The item with this id if it already exists: anywhere in `container` (scanned if it was not yet), or in
     /// another container already scanned (it was moved after it was created).
-    mutating func existingItem(_ id: ItemID, preferring container: ContainerID) throws -> RemoteItem? {
-        if let found = try locate(id, in: container, rescanOnMiss: false) { return try remoteItem(for: found) }
+    mutating func existingItem(_ id: ItemID, preferring container: ContainerID) throws -> LocatedItem? {
+        if let found = try locate(id, in: container, rescanOnMiss: false) { return found }
         for other in indexes.keys where other != container {
-            if let found = try? locateIndexed(id, in: other) { return try remoteItem(for: found) }
+            if let found = try? locateIndexed(id, in: other) { return found }
         }
         return nil
+    }
+
+    /// A create whose first attempt landed: the item as it is, or with the `staged` content if that differs
+    /// from what the first attempt wrote and nobody changed the item since (then it is this writer's own
+    /// content, superseded); changed by someone else, it is a `.conflict`.
+    private mutating func retriedCreate(
+        of existing: LocatedItem, _ template: RemoteItemTemplate, staged: FilePath?
+    ) throws -> RemoteItem {
+        let current = try remoteItem(for: existing)
+        guard existing.kind == .file, let staged, !SystemCalls.sameContents(existing.path, staged) else {
+            return current
+        }
+        guard Self.isUnchangedWrite(by: template.retryTag, at: existing.path, version: current.version) else {
+            throw FolioError.conflict(
+                "\(existing.name) (\(existing.id)) was created on the remote and changed there since")
+        }
+        let replaced = try replaceContents(
+            of: existing, baseVersion: current.version, staged: staged, modificationTime: template.modificationTime,
+            retryTag: template.retryTag)
+        return try remoteItem(for: replaced)
+    }
+
+    /// Records on `staged`, before it is renamed into place, that the upload tagged `retryTag` wrote it and
+    /// the version it has (its attributes and times are final).
+    private static func stampWrite(by retryTag: String?, revision: UInt64, on staged: FilePath) throws {
+        let version = ItemAttributes.version(kind: .file, revision: revision, status: try SystemCalls.status(staged))
+        try stampWrite(by: retryTag, version: version, at: staged)
+    }
+
+    /// Records on the file at `path` that the upload tagged `retryTag` made its `version`.
+    static func stampWrite(by retryTag: String?, version: String, at path: FilePath) throws {
+        guard let retryTag else { return }
+        try SystemCalls.setExtendedAttribute(ItemAttributes.writtenBy, "\(version) \(retryTag)", of: path)
+    }
+
+    /// Whether the file at `path`, now at `version`, is exactly what the upload tagged `retryTag` wrote.
+    static func isUnchangedWrite(by retryTag: String?, at path: FilePath, version: String) -> Bool {
+        guard let retryTag, let stamp = try? SystemCalls.extendedAttribute(ItemAttributes.writtenBy, of: path) else {
+            return false
+        }
+        return stamp == "\(version) \(retryTag)"
     }
 
     /// Creates an item from a template. A file's content is the `staged` file (moved into place), or empty.
@@ -41,7 +82,9 @@ extension RemoteTree {
         if template.kind == .symlink && (template.symlinkTarget ?? "").isEmpty {
             throw FolioError.invalidArgument("symlink \(template.name) without a target")
         }
-        if let existing = try existingItem(template.id, preferring: template.container) { return existing }
+        if let existing = try existingItem(template.id, preferring: template.container) {
+            return try retriedCreate(of: existing, template, staged: staged)
+        }
 
         let (parentPath, parentID) = try directory(for: template.parentID, in: template.container)
         let path = parentPath.appending(template.name)
@@ -78,6 +121,7 @@ extension RemoteTree {
             try SystemCalls.setExtendedAttribute(ItemAttributes.revision, "1", of: source)
             try Self.applyMode(template.mode, kind: .file, to: source)
             try SystemCalls.setModificationTime(source, template.modificationTime)
+            try Self.stampWrite(by: template.retryTag, revision: 1, on: source)
             try SystemCalls.renameWithoutReplacing(source, to: path)
         } catch let error as Errno {
             SystemCalls.removeFileQuietly(source)
@@ -121,7 +165,7 @@ extension RemoteTree {
     /// Replaces a file's content with the `staged` file, atomically, if the file is still at `baseVersion`
     /// (otherwise `.conflict`: a remote change is never overwritten). The id stays; the revision goes up by one.
     mutating func replaceContents(
-        of item: LocatedItem, baseVersion: String, staged: FilePath, modificationTime: Timestamp?
+        of item: LocatedItem, baseVersion: String, staged: FilePath, modificationTime: Timestamp?, retryTag: String?
     ) throws -> LocatedItem {
         switch item.kind {
         case .directory: throw FolioError.isDirectory("\(item.name) (\(item.id)) has no content")
@@ -129,7 +173,9 @@ extension RemoteTree {
         default: break
         }
         let current = try remoteItem(for: item)
-        guard current.version == baseVersion else {
+        // The remote moved on from `baseVersion` only by this writer's own earlier attempt: not a conflict.
+        let ownEarlierWrite = Self.isUnchangedWrite(by: retryTag, at: item.path, version: current.version)
+        guard current.version == baseVersion || ownEarlierWrite else {
             // A retry of an upload that landed although its reply was lost: the remote already has exactly
             // this content, so there is nothing to do and no conflict.
             if SystemCalls.sameContents(item.path, staged) { return item }
@@ -142,6 +188,7 @@ extension RemoteTree {
         try SystemCalls.setExtendedAttribute(ItemAttributes.revision, String(revision), of: staged)
         try Self.applyMode(current.mode, kind: .file, to: staged)
         if let modificationTime { try SystemCalls.setModificationTime(staged, modificationTime) }
+        try Self.stampWrite(by: retryTag, revision: revision, on: staged)
         try SystemCalls.rename(staged, to: item.path)
         var replaced = item
         replaced.status = try SystemCalls.status(item.path)

@@ -24,14 +24,21 @@ extension RemoteTree {
     /// Skipped: the provider's own `.folio-` files, objects a provider cannot store (devices, FIFOs, sockets)
     /// and names that are not valid UTF-8.
     ///
-    /// The walk is not atomic: an item renamed while it runs can be missed under both names and look deleted
-    /// (the next scan finds it again; see README "Limitations"). An entry that vanishes while it is read is
-    /// skipped, never an error.
+    /// A walk is not atomic: a rename made while it runs can hide an item under both names (it would look
+    /// deleted) or show it under both (it would look copied). So a walk during which any folder changed is
+    /// made again, up to ``walkAttempts`` times in all; see ``isSettled(_:base:since:)``. An entry that
+    /// vanishes while it is read is skipped, never an error.
     mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
         var objects: [ScannedObject] = []
-        try collect(directory: base, components: [], parent: nil, into: &objects)
+        for attempt in 1...Self.walkAttempts {
+            let started = SystemCalls.coarseClock()
+            objects = []
+            try collect(directory: base, components: [], parent: nil, into: &objects)
+            if try attempt == Self.walkAttempts || isSettled(objects, base: base, since: started) { break }
+            SystemCalls.waitOneClockTick()
+        }
         try dropDuplicateIDs(in: &objects, container: container)
         let replaced = try replacedFiles(in: objects, container: container)
 
@@ -75,6 +82,29 @@ extension RemoteTree {
         return items
     }
 
+    /// How many walks a scan makes at most while folders keep changing under it; the last one is taken as it
+    /// is (README "Limitations").
+    static let walkAttempts = 4
+
+    /// Whether no folder of a walk that started at `started` (the coarse clock the kernel stamps changes
+    /// with) changed since: every folder still exists and its modification and change times are before
+    /// `started`. A time equal to `started` counts as changed, since a change in the same clock tick after
+    /// the walk began leaves the same time.
+    private func isSettled(_ objects: [ScannedObject], base: FilePath, since started: Timestamp) throws -> Bool {
+        var folders = [base]
+        for object in objects where object.status.kind == .directory {
+            var path = base
+            for component in object.components { path.append(component) }
+            folders.append(path)
+        }
+        for folder in folders {
+            guard let now = try SystemCalls.statusIfPresent(folder), now.kind == .directory,
+                now.modificationTime < started, now.changeTime < started
+            else { return false }
+        }
+        return true
+    }
+
     /// Appends every storable object below `directory` (depth first, names sorted) to `objects`.
     private func collect(
         directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject]
@@ -85,6 +115,7 @@ extension RemoteTree {
         } catch FolioError.notFound {
             return  // removed while we were scanning
         }
+        folderListed?(directory)
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
             guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }

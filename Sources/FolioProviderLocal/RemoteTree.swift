@@ -15,6 +15,9 @@ struct RemoteTree: Sendable {
     var indexes: [ContainerID: ContainerIndex] = [:]
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
+    /// Called by a scan right after it listed a folder, with the folder's path: tests make someone else's
+    /// rename race with the walk through it.
+    var folderListed: (@Sendable (FilePath) -> Void)?
 
     /// A tree over the remote at `layout`; containers are scanned when first used.
     init(layout: RemoteLayout) throws {

@@ -21,6 +21,24 @@ enum SystemCalls {
         }
     }
 
+    // MARK: Clock
+
+    /// The coarse real-time clock the kernel stamps file changes with: a change made after this call gets a
+    /// modification and change time at or after the value returned.
+    static func coarseClock() -> Timestamp {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        return Timestamp(seconds: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec))
+    }
+
+    /// Sleeps until the coarse clock has moved on (its resolution, a few milliseconds at most).
+    static func waitOneClockTick() {
+        var resolution = timespec()
+        clock_getres(CLOCK_REALTIME_COARSE, &resolution)
+        var remaining = resolution
+        while nanosleep(&resolution, &remaining) != 0 && Glibc.errno == EINTR { resolution = remaining }
+    }
+
     // MARK: Status
 
     /// The status of `path` itself (symlinks are not followed), or `nil` if nothing is there.

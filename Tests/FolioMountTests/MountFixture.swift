@@ -52,7 +52,9 @@ final class MountFixture {
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
-        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         handle.seekToEndOfFile()
         logHandle = handle
@@ -171,6 +173,12 @@ class MountTestCase: XCTestCase {
             guard let self, let fixture, let run = self.testRun, run.failureCount + run.unexpectedExceptionCount > 0
             else { return }
             print("--- daemon log tail of \(self.name) ---\n" + String(fixture.log.suffix(6000)))
+            // `FOLIO_FAILED_LOGS=DIR` keeps the whole log of each failed test there.
+            if let folder = ProcessInfo.processInfo.environment["FOLIO_FAILED_LOGS"] {
+                try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                let name = self.name.filter { $0.isLetter || $0.isNumber } + "-\(getpid()).log"
+                try? FileManager.default.copyItem(atPath: fixture.logPath, toPath: folder + "/" + name)
+            }
         }
         try LocalProvider.initialize(at: FilePath(fixture.remote))
         try prepareRemote()

@@ -1,6 +1,7 @@
 import FolioCore
 @testable import FolioProviderLocal
 import Foundation
+import Synchronization
 import SystemPackage
 import XCTest
 
@@ -138,6 +139,56 @@ final class LocalProviderTests: XCTestCase {
         } catch FolioError.conflict {}
     }
 
+    func testARetryTagAcceptsOnlyItsOwnUnchangedWrite() async throws {
+        let provider = try remote.provider()
+        let created = try await provider.createItem(remote.template("tag.txt"), contents: try remote.contentFile("one"))
+        let mine = RemoteItemChanges(retryTag: "me@\(created.version)")
+        // My upload lands, its answer is lost: I still believe the remote is at `created`.
+        _ = try await provider.modifyItem(
+            created.id, in: .drive, baseVersion: created.version, changes: mine, contents: try remote.contentFile("two"))
+        // Another writer from the same base conflicts; I do not, and my new content replaces my lost one.
+        do {
+            _ = try await provider.modifyItem(
+                created.id, in: .drive, baseVersion: created.version,
+                changes: RemoteItemChanges(retryTag: "someone@\(created.version)"),
+                contents: try remote.contentFile("theirs"))
+            XCTFail("another writer's change based on an older version was accepted")
+        } catch FolioError.conflict {}
+        let third = try await provider.modifyItem(
+            created.id, in: .drive, baseVersion: created.version, changes: mine, contents: try remote.contentFile("three"))
+        XCTAssertEqual(try String(contentsOfFile: remote.path("tag.txt"), encoding: .utf8), "three")
+        XCTAssertTrue(third.version.hasPrefix("3-"), third.version)
+        // Once the file is edited by hand (the record of my write stays on it), my tag no longer matches.
+        try await Task.sleep(for: .milliseconds(20))
+        try remote.writeByHand("edited", to: "tag.txt")
+        do {
+            _ = try await provider.modifyItem(
+                created.id, in: .drive, baseVersion: created.version, changes: mine,
+                contents: try remote.contentFile("four"))
+            XCTFail("a retry tag overwrote an edit made by hand")
+        } catch FolioError.conflict {}
+        XCTAssertEqual(try String(contentsOfFile: remote.path("tag.txt"), encoding: .utf8), "edited")
+    }
+
+    func testARetriedCreateSendsNewContentOnlyOverItsOwnWrite() async throws {
+        let provider = try remote.provider()
+        var template = remote.template("retried.txt")
+        template.retryTag = "me@new"
+        let first = try await provider.createItem(template, contents: try remote.contentFile("one"))
+        let same = try await provider.createItem(template, contents: try remote.contentFile("one"))
+        XCTAssertEqual(same.version, first.version, "the same content again changes nothing")
+        let newer = try await provider.createItem(template, contents: try remote.contentFile("two"))
+        XCTAssertNotEqual(newer.version, first.version)
+        XCTAssertEqual(try String(contentsOfFile: remote.path("retried.txt"), encoding: .utf8), "two")
+        try await Task.sleep(for: .milliseconds(20))
+        try remote.writeByHand("edited", to: "retried.txt")
+        do {
+            _ = try await provider.createItem(template, contents: try remote.contentFile("three"))
+            XCTFail("a retried create overwrote an edit made by hand")
+        } catch FolioError.conflict {}
+        XCTAssertEqual(try String(contentsOfFile: remote.path("retried.txt"), encoding: .utf8), "edited")
+    }
+
     func testAtomicSaveByHandKeepsTheItem() async throws {
         let provider = try remote.provider()
         let created = try await provider.createItem(
@@ -188,6 +239,36 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertEqual(try SystemCalls.extendedAttribute(ItemAttributes.revision, of: path), "2")
         let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
         XCTAssertEqual(staged, [], "uploads left behind in staging")
+    }
+
+    // MARK: Scans
+
+    func testAScanDuringWhichAFileIsMovedFindsItOnce() throws {
+        // (From, to, the folder whose listing the move follows.) The walk goes depth first, names sorted: A,
+        // A/moving.txt, A/zsub, B, B/moving.txt.
+        for (from, to, trigger) in [("B/moving.txt", "A/moving.txt", "B"), ("A/moving.txt", "B/moving.txt", "zsub")] {
+            try remote.writeByHand("moves", to: from)
+            try remote.writeByHand("stays", to: "A/zsub/other.txt")
+            try remote.writeByHand("stays", to: "B/other.txt")
+            var tree = try RemoteTree(layout: RemoteLayout(root: remote.root))
+            let before = try tree.scan(.drive)
+            let moving = try XCTUnwrap(before.first { $0.name == "moving.txt" })
+            // Someone moves the file between folders while the walk is between them: it is met under neither
+            // name (moved back to a folder already walked) or under both (moved ahead of the walk).
+            let source = FilePath(remote.path(from)), destination = FilePath(remote.path(to))
+            let moved = Mutex(false)
+            tree.folderListed = { folder in
+                guard folder.lastComponent?.string == trigger, !moved.withLock({ $0 }) else { return }
+                moved.withLock { $0 = true }
+                try? SystemCalls.rename(source, to: destination)
+            }
+            let after = try tree.scan(.drive)
+            XCTAssertTrue(moved.withLock { $0 })
+            let found = after.filter { $0.name == "moving.txt" }
+            XCTAssertEqual(found.map(\.id), [moving.id], "moved \(from) → \(to) during a walk: found once, same id")
+            XCTAssertEqual(found.first?.parentID, after.first { $0.name == (to.hasPrefix("A") ? "A" : "B") }?.id)
+            try FileManager.default.removeItem(atPath: remote.path(to))
+        }
     }
 
     // MARK: Ids of items made by hand

@@ -1,0 +1,113 @@
+import Foundation
+import XCTest
+
+/// An upload that reached the remote although its answer never came back (lost on the way, or the daemon was
+/// killed while it waited) is the daemon's own change: a later version of the same item, made meanwhile, is
+/// uploaded over it, and a delete deletes it. Neither is a conflict, and no retry leaves the remote behind.
+final class LostReplyTests: MountTestCase {
+    override func prepareRemote() throws {
+        Shell.check("echo 'first' > '\(fixture.remotePath("doc.txt"))'")
+    }
+
+    private func simulate(_ json: String) throws {
+        try json.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+    }
+
+    private func remote(_ relative: String) -> String? {
+        try? String(contentsOfFile: fixture.remotePath(relative), encoding: .utf8)
+    }
+
+    /// Writes `content` to `relative` through the mount, and waits until the remote has it (the upload
+    /// landed, its answer is lost).
+    private func writeAndWaitForTheRemote(_ relative: String, _ content: String) {
+        Shell.check("printf '%s' '\(content)' > '\(fixture.path(relative))'")
+        let landed = Shell.waitUntil(timeout: 30) { self.remote(relative) == content }
+        XCTAssertTrue(landed, "\(relative) reached the remote")
+    }
+
+    /// Once the answers come back, the uploads finish with no conflict nor failure.
+    private func assertSettles(file: StaticString = #filePath, line: UInt = #line) throws {
+        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        fixture.waitForUploads(timeout: 60, file: file, line: line)
+        let status = fixture.folio("status '\(fixture.mountpoint)'").stdout
+        XCTAssertFalse(status.contains("conflicted"), status, file: file, line: line)
+        XCTAssertFalse(status.contains("FAILED"), status, file: file, line: line)
+    }
+
+    func testAVersionWrittenAfterAnUploadWhoseAnswerWasLostReplacesIt() throws {
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("doc.txt", "second")
+        Shell.check("printf 'third' > '\(fixture.path("doc.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("doc.txt"), "third")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "third")
+        XCTAssertTrue(fixture.log.contains("reply lost (simulated)"))
+    }
+
+    func testAVersionWrittenAfterATouchWhoseAnswerWasLostReplacesIt() throws {
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
+        try simulate(#"{"lostReplyRate": 1}"#)
+        // A new modification time alone is a new version on the remote.
+        Shell.check("touch -d '2001-02-03 04:05:06' '\(fixture.path("doc.txt"))'")
+        let touched = Shell.waitUntil(timeout: 30) {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: self.fixture.remotePath("doc.txt"))
+            return (attributes?[.modificationDate] as? Date).map { $0 < Date(timeIntervalSince1970: 1e9) } ?? false
+        }
+        XCTAssertTrue(touched, "the new time reached the remote")
+        Shell.check("printf 'third' > '\(fixture.path("doc.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("doc.txt"), "third")
+    }
+
+    func testADeleteAfterAnUploadWhoseAnswerWasLostDeletes() throws {
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("doc.txt", "second")
+        // Offline, the upload's retries fail at once: the delete is made while no upload runs, so it is based on
+        // the version before the lost answer.
+        try simulate(#"{"offline": true}"#)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("provider: OFFLINE")
+        })
+        Shell.check("rm '\(fixture.path("doc.txt"))'")
+        try assertSettles()
+        XCTAssertNil(remote("doc.txt"), "deleted on the remote, not kept as someone else's change")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("doc.txt")))
+    }
+
+    func testANewVersionOfAFileWhoseCreateAnswerWasLostReachesTheRemote() throws {
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("new.txt", "created")
+        Shell.check("printf 'changed' > '\(fixture.path("new.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("new.txt"), "changed", "the retried create sent the new content")
+    }
+
+    func testAVersionWrittenAfterADaemonKilledWhileUploadingReplacesTheUpload() throws {
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("doc.txt", "second")
+        fixture.kill9()
+        try fixture.start()
+        Shell.check("printf 'third' > '\(fixture.path("doc.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("doc.txt"), "third")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "third")
+    }
+
+    func testARemoteEditAfterTheLostAnswerIsStillAConflict() throws {
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("doc.txt", "second")
+        // Someone edits the remote file in place (its upload record stays on it, its version changes).
+        Shell.check("printf ' and theirs' >> '\(fixture.remotePath("doc.txt"))'")
+        Shell.check("printf 'third' > '\(fixture.path("doc.txt"))'")
+        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("conflicted")
+        }, fixture.folio("status '\(fixture.mountpoint)'").stdout)
+        XCTAssertEqual(remote("doc.txt"), "second and theirs", "their change is not overwritten")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "third", "ours stays current")
+    }
+}
