@@ -179,6 +179,15 @@ struct State: Sendable {
         return nodes[current] == nil ? nil : components.reversed().joined(separator: "/")
     }
 
+    /// Whether the provider may have the item: it was uploaded, or its create is running or may have landed
+    /// without our knowing (its reply lost, or the daemon died while it ran). Removing such an item needs a
+    /// remote delete, or the item comes back from the remote.
+    func mayExistRemotely(_ node: Node) -> Bool {
+        guard !node.kind.isLocalOnly else { return false }
+        return node.remoteVersion != nil || uploadsInFlight.contains(node.itemID)
+            || uncertainUploads.contains(node.itemID)
+    }
+
     /// The version a delete of `node` is conditional on: its remote version — or none when an upload of it may
     /// have landed without our knowing (in flight, or its reply lost): the remote's newer version may be our
     /// own, and a delete must not mistake it for someone else's change and keep it.

@@ -253,7 +253,7 @@ extension FolioFileSystem {
         let references = state.references(to: node.itemID)
         batch.referenceDeletes += references.map(\.location)
         var tombstone: Tombstone?
-        if !node.kind.isLocalOnly, node.remoteVersion != nil {
+        if state.mayExistRemotely(node) {
             tombstone = Tombstone(
                 itemID: node.itemID, container: node.remoteContainer ?? node.container,
                 remoteVersion: state.deleteBase(of: node),
@@ -376,7 +376,7 @@ extension FolioFileSystem {
                         batch.referenceUpserts.append(
                             ExternalReference(parent: reference.parent, name: reference.name, target: target.itemID))
                     }
-                    if source.remoteVersion != nil {
+                    if state.mayExistRemotely(source) {
                         let old = Tombstone(
                             itemID: source.itemID, container: source.remoteContainer ?? source.container,
                             remoteVersion: state.deleteBase(of: source),

@@ -84,6 +84,31 @@ final class LostReplyTests: MountTestCase {
         XCTAssertEqual(remote("new.txt"), "changed", "the retried create sent the new content")
     }
 
+    func testAFileWhoseCreateAnswerWasLostIsDeletedOnTheRemoteWhenDeletedHere() throws {
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("new.txt", "created")
+        try simulate(#"{"offline": true}"#)  // no retry runs while the file is deleted
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("provider: OFFLINE")
+        })
+        Shell.check("rm '\(fixture.path("new.txt"))'")
+        try assertSettles()
+        XCTAssertNil(remote("new.txt"), "deleted on the remote too")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("new.txt")), "and does not come back")
+    }
+
+    func testAFileCreatedWhileTheDaemonWasKilledIsDeletedOnTheRemoteWhenDeletedHere() throws {
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("new.txt", "created")
+        fixture.kill9()
+        try simulate(#"{"offline": true}"#)
+        try fixture.start()
+        Shell.check("rm '\(fixture.path("new.txt"))'")
+        try assertSettles()
+        XCTAssertNil(remote("new.txt"), "deleted on the remote too")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("new.txt")), "and does not come back")
+    }
+
     func testAVersionWrittenAfterADaemonKilledWhileUploadingReplacesTheUpload() throws {
         XCTAssertEqual(Shell.check("cat '\(fixture.path("doc.txt"))'"), "first\n")
         try simulate(#"{"lostReplyRate": 1}"#)
