@@ -93,10 +93,10 @@ public struct RemoteItemChanges: Hashable, Sendable {
     /// New modification time.
     public var modificationTime: Timestamp?
     /// Names who sends new content and from which version (`<writer>@<base version>`); not a change itself.
-    /// The provider keeps it with the content it writes. A later content change or delete with the same tag
-    /// is accepted although the remote is no longer at its base version, as long as the remote is still
-    /// exactly at the version that tag wrote: that version is this writer's own earlier attempt, whose answer
-    /// was lost (a daemon killed while it waited), not someone else's change.
+    /// The provider keeps it with the version it writes (content, or a new modification time). A later
+    /// content change with the same tag is accepted although the remote is no longer at its base version, as
+    /// long as the remote is still exactly at the version that tag wrote: that version is this writer's own
+    /// earlier attempt, whose answer was lost (a daemon killed while it waited), not someone else's change.
     public var retryTag: String?
 
     /// Creates a change set.
