@@ -565,6 +565,11 @@ extension FolioFileSystem {
         }
     }
 
+    /// The number of uploads (and remote deletes) running now.
+    public var uploadsInFlightCount: Int {
+        state.withLock { $0.uploadsInFlight.count + $0.deletesInFlight.count }
+    }
+
     /// The number of changes waiting for upload.
     public var pendingUploadCount: Int {
         state.withLock { $0.tombstones.count + $0.nodes.pending.count }

@@ -77,6 +77,7 @@ public final class RemotePoller: RemoteRefreshing {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }
             try? await Task.sleep(for: Self.burstPause)
+            await waitForUploadsInFlight()
             if await refresh() {
                 retryPause = Self.retryPause
             } else {
@@ -89,6 +90,16 @@ public final class RemotePoller: RemoteRefreshing {
         }
     }
 
+    /// Waits, at most ``uploadWaitLimit``, until no upload runs: our own uploads change the remote (and push
+    /// notifications for it), and an enumeration that overlaps one is set aside anyway, so a bulk upload
+    /// would otherwise pay for walks of the remote that are thrown away.
+    private func waitForUploadsInFlight() async {
+        let deadline = ContinuousClock.now + Self.uploadWaitLimit
+        while fileSystem.uploadsInFlightCount > 0 && ContinuousClock.now < deadline && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// Refreshes soon (the core knows the remote differs from the tree).
     public func refreshSoon() {
         wake.signal()
@@ -97,6 +108,9 @@ public final class RemotePoller: RemoteRefreshing {
     /// How long the poller first waits before refreshing again after a refresh that did not complete (doubled
     /// after each further one, up to the poll interval).
     static let retryPause: Duration = .milliseconds(500)
+
+    /// The longest a refresh waits for uploads in flight to end.
+    static let uploadWaitLimit: Duration = .seconds(1)
 
     /// How long the poller lets a burst of notifications gather before it refreshes.
     static let burstPause: Duration = .milliseconds(50)
