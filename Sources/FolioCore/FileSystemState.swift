@@ -188,14 +188,10 @@ struct State: Sendable {
             || uncertainUploads.contains(node.itemID)
     }
 
-    /// The version a delete of `node` is conditional on: its remote version — or none when an upload of it may
-    /// have landed without our knowing (in flight, or its reply lost): the remote's newer version may be our
-    /// own, and a delete must not mistake it for someone else's change and keep it.
-    func deleteBase(of node: Node) -> String? {
-        if case .uploading = node.state { return nil }
-        if uncertainUploads.contains(node.itemID) || uploadsInFlight.contains(node.itemID) { return nil }
-        return node.remoteVersion
-    }
+    /// The version a delete of `node` is conditional on: its remote version. When an upload of it may have
+    /// landed without our knowing (in flight, or its reply lost), the remote's newer version may be our own:
+    /// the delete's retry tag (this writer and this base) lets the provider tell it from someone else's change.
+    func deleteBase(of node: Node) -> String? { node.remoteVersion }
 
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }

@@ -27,8 +27,8 @@ public enum UploadWork: Sendable {
     case modify(
         ino: UInt64, itemID: ItemID, container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?, generation: UInt64, epoch: UInt64)
-    /// Delete an item.
-    case delete(Tombstone)
+    /// Delete an item; the retry tag names this writer and the delete's base version.
+    case delete(Tombstone, retryTag: String)
 
     /// Closes the descriptor the work reads its content through (after the provider call).
     public func closeContents() {
@@ -51,7 +51,7 @@ public enum UploadWork: Sendable {
         case .modify(let ino, let itemID, _, _, let changes, let contents, let generation, _):
             return "modify \(itemID) (inode \(ino), generation \(generation), content: \(contents != nil), "
                 + "metadata: \(!changes.isEmpty))"
-        case .delete(let tombstone): return "delete \(tombstone.itemID)"
+        case .delete(let tombstone, _): return "delete \(tombstone.itemID)"
         }
     }
 }
@@ -168,12 +168,14 @@ extension FolioFileSystem {
                 let tombstoneSequence = state.tombstones.oldestSequence()
                 if let tombstoneSequence, nodeSequence.map({ tombstoneSequence < $0 }) ?? true {
                     guard let tombstone = state.tombstones.popOldest() else { continue }
-                    if state.deletesInFlight.contains(tombstone.itemID) {
+                    // A delete waits for an upload of its item still running (it may create the item).
+                    if state.deletesInFlight.contains(tombstone.itemID)
+                        || state.uploadsInFlight.contains(tombstone.itemID) {
                         skippedTombstones.append(tombstone)
                         continue
                     }
                     state.deletesInFlight.insert(tombstone.itemID)
-                    chosen.append(.delete(tombstone))
+                    chosen.append(.delete(tombstone, retryTag: retryTag(base: tombstone.remoteVersion)))
                     continue
                 }
                 guard nodeSequence != nil, let node = state.nodes.popOldestPending() else { break }
@@ -236,7 +238,8 @@ extension FolioFileSystem {
             changes: changes, contents: contentDirty ? contents : nil, generation: node.generation, epoch: epoch)
     }
 
-    /// The retry tag of an upload from `base` (`nil`: a create): this writer and the version it started from.
+    /// The retry tag of an upload or delete from `base` (`nil`: the item was never known to be created): this
+    /// writer and the version it started from.
     private func retryTag(base: String?) -> String { "\(writerID)@\(base ?? "new")" }
 
     /// Records the outcome of a piece of upload work. Returns the error to retry on, if any.
@@ -252,7 +255,7 @@ extension FolioFileSystem {
                 state.lastProviderError = error.description
             }
             switch work {
-            case .delete(let tombstone):
+            case .delete(let tombstone, _):
                 state.deletesInFlight.remove(tombstone.itemID)
                 var success = false
                 if case .success = result { success = true }
@@ -282,27 +285,40 @@ extension FolioFileSystem {
                 if !removed { state.tombstones.requeue(tombstone) }
             case .create(let ino, let template, _, let generation, let epoch):
                 state.uploadsInFlight.remove(template.id)
+                // A retried create whose first attempt landed answers with the item where that attempt put it.
+                var placed = true
+                if case .success(let item?) = result {
+                    placed = item.name == template.name && item.parentID == template.parentID
+                        && item.container == template.container
+                }
                 finishItemUpload(
                     ino: ino, itemID: template.id, container: template.container, generation: generation,
-                    epoch: epoch, contentSent: true, result: result, state: &state)
+                    epoch: epoch, contentSent: true, placed: placed, result: result, state: &state)
             case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
                 state.uploadsInFlight.remove(itemID)
                 finishItemUpload(
                     ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
-                    contentSent: contents != nil, result: result, state: &state)
+                    contentSent: contents != nil, placed: true, result: result, state: &state)
             }
         }
     }
 
     private func finishItemUpload(
         ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
-        result: Result<RemoteItem?, FolioError>, state: inout State
+        placed: Bool, result: Result<RemoteItem?, FolioError>, state: inout State
     ) {
         // An atomic save may have moved the item to another inode while the upload ran.
         let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
         guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
-            // The item was deleted (or replaced) while its upload ran: delete what reached the provider.
-            if case .success(let item?) = result, state.tombstones[itemID] == nil, state.byItemID[itemID] == nil {
+            // The item was deleted (or replaced) while its upload ran: delete what reached the provider. (Its
+            // tombstone, made then, waited for the upload; it now names the version the upload made.)
+            if case .success(let item?) = result, var tombstone = state.tombstones[itemID] {
+                tombstone.remoteVersion = item.version
+                var batch = StoreBatch()
+                batch.tombstoneUpserts.append(tombstone)
+                if (try? persist(batch, state: &state)) != nil { state.tombstones[itemID] = tombstone }
+            } else if case .success(let item?) = result, state.tombstones[itemID] == nil,
+                state.byItemID[itemID] == nil {
                 let tombstone = Tombstone(
                     itemID: itemID, container: item.container, remoteVersion: item.version,
                     sequence: state.allocateSequence())
@@ -326,7 +342,11 @@ extension FolioFileSystem {
             if contentSent {
                 node.state = (try? node.state.applying(.uploadFinished(generation: generation))) ?? node.state
             }
-            if (state.metadataEpochs[ino] ?? 0) == epoch { node.metadataDirty = false }
+            if !placed {
+                node.metadataDirty = true  // the item is elsewhere on the remote: a move follows
+            } else if (state.metadataEpochs[ino] ?? 0) == epoch {
+                node.metadataDirty = false
+            }
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted

@@ -34,8 +34,11 @@ public protocol Provider: Sendable {
         contents: FilePath?
     ) async throws -> RemoteItem
 
-    /// Deletes an item (a folder must be empty). Deleting an item that is already gone succeeds.
-    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws
+    /// Deletes an item (a folder must be empty). Deleting an item that is already gone succeeds. A file no
+    /// longer at `baseVersion` is a `.conflict` (a remote change is never deleted unseen), unless it is at the
+    /// version `retryTag` wrote (see ``RemoteItemChanges/retryTag``); without a base version, a file is deleted
+    /// only if `retryTag` wrote its current version (or if there is no tag either).
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws
 
     /// Push: a stream that yields soon after anything on the remote may have changed (several changes may
     /// come as one element), or `nil` if the provider can only be polled.
@@ -45,4 +48,9 @@ public protocol Provider: Sendable {
 extension Provider {
     /// Providers without push are polled.
     public func changeNotifications() -> AsyncStream<Void>? { nil }
+
+    /// Deletes an item without a retry tag.
+    public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
+        try await deleteItem(id, in: container, baseVersion: baseVersion, retryTag: nil)
+    }
 }

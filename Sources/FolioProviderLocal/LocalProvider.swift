@@ -146,7 +146,8 @@ public final class LocalProvider: Provider {
             item = try tree.applyAttributes(changes, to: item)
             let modified = try tree.remoteItem(for: item)
             if owned, modified.version != before, item.kind == .file {
-                try RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, at: item.path)
+                // Best effort: the change is made; without the stamp a retry from the old base conflicts.
+                try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, at: item.path)
             }
             return modified
         }
@@ -155,11 +156,13 @@ public final class LocalProvider: Provider {
         return modified
     }
 
-    /// Deletes an item; an item already gone is fine, a folder must be empty, and a `baseVersion` the item is
-    /// no longer at is a `.conflict`.
-    public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
+    /// Deletes an item; an item already gone is fine, a folder must be empty, and a file no longer at
+    /// `baseVersion` (nor at a version `retryTag` wrote) is a `.conflict`.
+    public func deleteItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?
+    ) async throws {
         _ = try await gate.admit("delete \(id)")
-        try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion) }
+        try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag) }
         try gate.reply("delete \(id)")
     }
 

@@ -173,15 +173,15 @@ extension RemoteTree {
         default: break
         }
         let current = try remoteItem(for: item)
-        // The remote moved on from `baseVersion` only by this writer's own earlier attempt: not a conflict.
-        let ownEarlierWrite = Self.isUnchangedWrite(by: retryTag, at: item.path, version: current.version)
-        guard current.version == baseVersion || ownEarlierWrite else {
+        if current.version != baseVersion {
             // A retry of an upload that landed although its reply was lost: the remote already has exactly
             // this content, so there is nothing to do and no conflict.
             if SystemCalls.sameContents(item.path, staged) { return item }
-            throw FolioError.conflict(
-                "\(item.name) (\(item.id)) is at version \(current.version) on the remote, not \(baseVersion)"
-            )
+            // Moved on from `baseVersion` only by this writer's own earlier attempt: not a conflict either.
+            guard Self.isUnchangedWrite(by: retryTag, at: item.path, version: current.version) else {
+                throw FolioError.conflict(
+                    "\(item.name) (\(item.id)) is at version \(current.version) on the remote, not \(baseVersion)")
+            }
         }
         let revision = try Self.revision(at: item.path) + 1
         try SystemCalls.setExtendedAttribute(ItemAttributes.id, item.id.rawValue, of: staged)
@@ -259,21 +259,26 @@ extension RemoteTree {
     // MARK: Delete
 
     /// Deletes an item (a folder must be empty). An item already gone is fine; an item whose version is no
-    /// longer `baseVersion` is a `.conflict` (a remote change is never deleted unseen).
-    mutating func delete(_ id: ItemID, in container: ContainerID, baseVersion: String?) throws {
+    /// longer `baseVersion` is a `.conflict` (a remote change is never deleted unseen), unless it is a file
+    /// whose current version `retryTag` wrote. Without a base, a file is deleted only if `retryTag` (when
+    /// given) wrote its current version: it was created by a create whose answer never came.
+    mutating func delete(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) throws {
         do {
             _ = try containerDirectory(container)
         } catch FolioError.notFound {
             return
         }
         guard let item = try locate(id, in: container) else { return }
-        if let baseVersion {
-            let current = try remoteItem(for: item).version
-            guard current == baseVersion else {
-                throw FolioError.conflict(
-                    "\(item.name) (\(id)) changed on the remote: version \(current), not \(baseVersion)"
-                )
-            }
+        let current = try remoteItem(for: item).version
+        if let baseVersion, current != baseVersion,
+            !(item.kind == .file && Self.isUnchangedWrite(by: retryTag, at: item.path, version: current)) {
+            throw FolioError.conflict(
+                "\(item.name) (\(id)) changed on the remote: version \(current), not \(baseVersion)")
+        }
+        if baseVersion == nil, retryTag != nil, item.kind == .file,
+            !Self.isUnchangedWrite(by: retryTag, at: item.path, version: current) {
+            // Created by a create whose answer never came, and changed since by someone else.
+            throw FolioError.conflict("\(item.name) (\(id)) was created on the remote and changed there since")
         }
         switch item.kind {
         case .directory:

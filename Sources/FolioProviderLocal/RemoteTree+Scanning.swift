@@ -87,9 +87,10 @@ extension RemoteTree {
     static let walkAttempts = 4
 
     /// Whether no folder of a walk that started at `started` (the coarse clock the kernel stamps changes
-    /// with) changed since: every folder still exists and its modification and change times are before
-    /// `started`. A time equal to `started` counts as changed, since a change in the same clock tick after
-    /// the walk began leaves the same time.
+    /// with) changed since: every folder still exists and its change time is before `started`. A time equal
+    /// to `started` counts as changed, since a change in the same clock tick after the walk began leaves the
+    /// same time. (The change time, unlike the modification time, cannot be set by hand: `touch -d`, `tar x`
+    /// and `cp -a` of a folder with a future time do not make every walk look torn.)
     private func isSettled(_ objects: [ScannedObject], base: FilePath, since started: Timestamp) throws -> Bool {
         var folders = [base]
         for object in objects where object.status.kind == .directory {
@@ -99,7 +100,7 @@ extension RemoteTree {
         }
         for folder in folders {
             guard let now = try SystemCalls.statusIfPresent(folder), now.kind == .directory,
-                now.modificationTime < started, now.changeTime < started
+                now.changeTime < started
             else { return false }
         }
         return true

@@ -179,8 +179,10 @@ public final class Uploader: UploadScheduling {
             case .modify(_, let itemID, let container, let baseVersion, let changes, let contents, _, _):
                 result = .success(try await provider.modifyItem(
                     itemID, in: container, baseVersion: baseVersion, changes: changes, contents: contents))
-            case .delete(let tombstone):
-                try await provider.deleteItem(tombstone.itemID, in: tombstone.container, baseVersion: tombstone.remoteVersion)
+            case .delete(let tombstone, let retryTag):
+                try await provider.deleteItem(
+                    tombstone.itemID, in: tombstone.container, baseVersion: tombstone.remoteVersion,
+                    retryTag: retryTag)
                 result = .success(nil)
             }
         } catch let error as FolioError {

@@ -234,6 +234,46 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(try core.list(""), [])
     }
 
+    /// A file deleted while its create runs gets a remote delete, which waits for the create and then names
+    /// the version it made; a delete of a file whose create answer was lost is tagged as this writer's.
+    func testADeleteWaitsForTheCreateOfItsItem() async throws {
+        let core = try CoreHarness()
+        try await core.write("brief.txt", "draft")
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .create(_, let template, _, _, _) = work.first, work.count == 1 else {
+            return XCTFail("expected one create, got \(work.map(\.summary))")
+        }
+        try core.fileSystem.unlink(parent: 1, name: "brief.txt")
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "the delete is queued")
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 4).isEmpty, "the delete waits while the create runs")
+        work.forEach { $0.closeContents() }
+        core.fileSystem.finishUpload(work[0], result: .success(RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "brief.txt", kind: .file, size: 5,
+            modificationTime: .now(), mode: 0o644, version: "v1")))
+        let delete = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .delete(let tombstone, let retryTag) = delete.first else {
+            return XCTFail("expected the delete, got \(delete.map(\.summary))")
+        }
+        XCTAssertEqual(tombstone.itemID, template.id)
+        XCTAssertEqual(tombstone.remoteVersion, "v1", "the version the create made")
+        XCTAssertTrue(retryTag.hasSuffix("@v1"), retryTag)
+
+        // A create whose answer is lost, then a delete: not conditional on a version, but tagged.
+        try await core.write("memo.txt", "draft")
+        let memo = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .create(_, let memoTemplate, _, _, _) = memo.first else { return XCTFail("expected a create") }
+        memo.forEach { $0.closeContents() }
+        core.fileSystem.finishUpload(memo[0], result: .failure(.providerFailure("reply lost", retryable: true)))
+        try core.fileSystem.unlink(parent: 1, name: "memo.txt")
+        let memoDelete = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .delete(let memoTombstone, let memoTag) = memoDelete.first(where: {
+            if case .delete(let tombstone, _) = $0 { return tombstone.itemID == memoTemplate.id }
+            return false
+        }) else { return XCTFail("expected a delete of the memo, got \(memoDelete.map(\.summary))") }
+        XCTAssertNil(memoTombstone.remoteVersion)
+        XCTAssertEqual(memoTag, memoTemplate.retryTag, "the tag the create carried")
+    }
+
     /// An item whose delete is queued is not brought back by a listing that still has it.
     func testPendingDeleteIsNotResurrected() async throws {
         let core = try CoreHarness()

@@ -50,7 +50,7 @@ private final class HoldingProvider: Provider {
         throw FolioError.notFound("\(id)")
     }
 
-    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {}
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {}
 }
 
 final class UploaderTests: XCTestCase {

@@ -66,10 +66,7 @@ final class LostReplyTests: MountTestCase {
         writeAndWaitForTheRemote("doc.txt", "second")
         // Offline, the upload's retries fail at once: the delete is made while no upload runs, so it is based on
         // the version before the lost answer.
-        try simulate(#"{"offline": true}"#)
-        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
-            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("provider: OFFLINE")
-        })
+        try goOffline()
         Shell.check("rm '\(fixture.path("doc.txt"))'")
         try assertSettles()
         XCTAssertNil(remote("doc.txt"), "deleted on the remote, not kept as someone else's change")
@@ -87,14 +84,48 @@ final class LostReplyTests: MountTestCase {
     func testAFileWhoseCreateAnswerWasLostIsDeletedOnTheRemoteWhenDeletedHere() throws {
         try simulate(#"{"lostReplyRate": 1}"#)
         writeAndWaitForTheRemote("new.txt", "created")
-        try simulate(#"{"offline": true}"#)  // no retry runs while the file is deleted
-        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
-            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("provider: OFFLINE")
-        })
+        try goOffline()  // no retry runs while the file is deleted
         Shell.check("rm '\(fixture.path("new.txt"))'")
         try assertSettles()
         XCTAssertNil(remote("new.txt"), "deleted on the remote too")
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("new.txt")), "and does not come back")
+    }
+
+    /// Goes offline and waits until an upload failed for it: no upload runs until back online.
+    private func goOffline() throws {
+        try simulate(#"{"offline": true}"#)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout.contains("provider: OFFLINE")
+        })
+    }
+
+    func testAFileRenamedAfterItsCreateAnswerWasLostIsRenamedOnTheRemote() throws {
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("new.txt", "created")
+        try goOffline()
+        Shell.check("mv '\(fixture.path("new.txt"))' '\(fixture.path("renamed.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("renamed.txt"), "created", "the retried create's item is moved to the new name")
+        XCTAssertNil(remote("new.txt"))
+        // A walk of the remote (made for a change there) agrees: the rename is not undone.
+        Shell.check("echo 'nudge' > '\(fixture.remotePath("nudge.txt"))'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            FileManager.default.fileExists(atPath: self.fixture.path("nudge.txt"))
+        })
+        XCTAssertEqual(Shell.check("ls '\(fixture.mountpoint)'"), "doc.txt\nnudge.txt\nrenamed.txt\n")
+    }
+
+    func testAFileChangedOnTheRemoteAfterItsCreateAnswerWasLostIsKeptWhenDeletedHere() throws {
+        try simulate(#"{"lostReplyRate": 1}"#)
+        writeAndWaitForTheRemote("new.txt", "created")
+        try goOffline()
+        Shell.check("printf ' and theirs' >> '\(fixture.remotePath("new.txt"))'")
+        Shell.check("rm '\(fixture.path("new.txt"))'")
+        try assertSettles()
+        XCTAssertEqual(remote("new.txt"), "created and theirs", "their change is not deleted unseen")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            (try? String(contentsOfFile: self.fixture.path("new.txt"), encoding: .utf8)) == "created and theirs"
+        }, "and shows here again")
     }
 
     func testAFileCreatedWhileTheDaemonWasKilledIsDeletedOnTheRemoteWhenDeletedHere() throws {

@@ -112,7 +112,7 @@ private struct FaultyProvider: Provider {
         )
     }
 
-    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
-        try await base.deleteItem(id, in: container, baseVersion: baseVersion)
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {
+        try await base.deleteItem(id, in: container, baseVersion: baseVersion, retryTag: retryTag)
     }
 }

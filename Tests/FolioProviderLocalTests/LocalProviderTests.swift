@@ -141,11 +141,13 @@ final class LocalProviderTests: XCTestCase {
 
     func testARetryTagAcceptsOnlyItsOwnUnchangedWrite() async throws {
         let provider = try remote.provider()
-        let created = try await provider.createItem(remote.template("tag.txt"), contents: try remote.contentFile("one"))
+        let created = try await provider.createItem(
+            remote.template("tag.txt"), contents: try remote.contentFile("one"))
         let mine = RemoteItemChanges(retryTag: "me@\(created.version)")
         // My upload lands, its answer is lost: I still believe the remote is at `created`.
         _ = try await provider.modifyItem(
-            created.id, in: .drive, baseVersion: created.version, changes: mine, contents: try remote.contentFile("two"))
+            created.id, in: .drive, baseVersion: created.version, changes: mine,
+            contents: try remote.contentFile("two"))
         // Another writer from the same base conflicts; I do not, and my new content replaces my lost one.
         do {
             _ = try await provider.modifyItem(
@@ -155,9 +157,15 @@ final class LocalProviderTests: XCTestCase {
             XCTFail("another writer's change based on an older version was accepted")
         } catch FolioError.conflict {}
         let third = try await provider.modifyItem(
-            created.id, in: .drive, baseVersion: created.version, changes: mine, contents: try remote.contentFile("three"))
+            created.id, in: .drive, baseVersion: created.version, changes: mine,
+            contents: try remote.contentFile("three"))
         XCTAssertEqual(try String(contentsOfFile: remote.path("tag.txt"), encoding: .utf8), "three")
         XCTAssertTrue(third.version.hasPrefix("3-"), third.version)
+        // The same content again (a retry after a restart) leaves the version as it is.
+        let again = try await provider.modifyItem(
+            created.id, in: .drive, baseVersion: created.version, changes: mine,
+            contents: try remote.contentFile("three"))
+        XCTAssertEqual(again.version, third.version)
         // Once the file is edited by hand (the record of my write stays on it), my tag no longer matches.
         try await Task.sleep(for: .milliseconds(20))
         try remote.writeByHand("edited", to: "tag.txt")
@@ -168,6 +176,37 @@ final class LocalProviderTests: XCTestCase {
             XCTFail("a retry tag overwrote an edit made by hand")
         } catch FolioError.conflict {}
         XCTAssertEqual(try String(contentsOfFile: remote.path("tag.txt"), encoding: .utf8), "edited")
+    }
+
+    func testATaggedDeleteTakesOnlyItsOwnUnchangedWrite() async throws {
+        let provider = try remote.provider()
+        let base = try await provider.createItem(remote.template("a.txt"), contents: try remote.contentFile("one"))
+        let tag = "me@\(base.version)"
+        _ = try await provider.modifyItem(
+            base.id, in: .drive, baseVersion: base.version, changes: RemoteItemChanges(retryTag: tag),
+            contents: try remote.contentFile("two"))
+        do {
+            try await provider.deleteItem(base.id, in: .drive, baseVersion: base.version, retryTag: "other@x")
+            XCTFail("a delete based on an older version, by another writer, was accepted")
+        } catch FolioError.conflict {}
+        try await provider.deleteItem(base.id, in: .drive, baseVersion: base.version, retryTag: tag)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("a.txt")))
+
+        // Without a base version: deleted only while it is what the tagged create wrote.
+        var template = remote.template("b.txt")
+        template.retryTag = "me@new"
+        let created = try await provider.createItem(template, contents: try remote.contentFile("mine"))
+        try remote.writeByHand("theirs", to: "b.txt")
+        do {
+            try await provider.deleteItem(created.id, in: .drive, baseVersion: nil, retryTag: "me@new")
+            XCTFail("a delete without a base removed someone else's change")
+        } catch FolioError.conflict {}
+        XCTAssertEqual(try String(contentsOfFile: remote.path("b.txt"), encoding: .utf8), "theirs")
+        var other = remote.template("c.txt")
+        other.retryTag = "me@new"
+        let mine = try await provider.createItem(other, contents: try remote.contentFile("mine"))
+        try await provider.deleteItem(mine.id, in: .drive, baseVersion: nil, retryTag: "me@new")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("c.txt")))
     }
 
     func testARetriedCreateSendsNewContentOnlyOverItsOwnWrite() async throws {
@@ -264,11 +303,25 @@ final class LocalProviderTests: XCTestCase {
             }
             let after = try tree.scan(.drive)
             XCTAssertTrue(moved.withLock { $0 })
+            tree.folderListed = nil
             let found = after.filter { $0.name == "moving.txt" }
             XCTAssertEqual(found.map(\.id), [moving.id], "moved \(from) → \(to) during a walk: found once, same id")
             XCTAssertEqual(found.first?.parentID, after.first { $0.name == (to.hasPrefix("A") ? "A" : "B") }?.id)
             try FileManager.default.removeItem(atPath: remote.path(to))
         }
+    }
+
+    func testAFolderWithAFutureModificationTimeIsWalkedOnce() throws {
+        try remote.writeByHand("inside", to: "Future/inside.txt")
+        try SystemCalls.setModificationTime(
+            FilePath(remote.path("Future")), Timestamp(seconds: 4_070_908_800, nanoseconds: 0))
+        var tree = try RemoteTree(layout: RemoteLayout(root: remote.root))
+        _ = try tree.scan(.drive)
+        SystemCalls.waitOneClockTick()
+        let listings = Mutex(0)
+        tree.folderListed = { _ in listings.withLock { $0 += 1 } }
+        _ = try tree.scan(.drive)
+        XCTAssertEqual(listings.withLock { $0 }, 2, "the root and Future/, once each: no walk made again")
     }
 
     // MARK: Ids of items made by hand
