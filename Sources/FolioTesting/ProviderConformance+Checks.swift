@@ -336,6 +336,61 @@ extension ProviderConformance {
         try space.expect(fetched.bytes == Array("only once".utf8), "a refused create replaced the content")
     }
 
+    /// See ``Check/retryTagsRecognizeOwnWrites``.
+    func checkRetryTagsRecognizeOwnWrites(_ space: ConformanceWorkspace) async throws {
+        let provider = space.provider
+        let base = try await space.createFile("tagged.txt", Array("one".utf8))
+        let mine = RemoteItemChanges(retryTag: "writer-a@\(base.version)")
+        let lost = try await provider.modifyItem(
+            base.id, in: space.container, baseVersion: base.version, changes: mine,
+            contents: try space.scratchFile(Array("two".utf8)))
+        try await space.expectError(.conflict, "another writer's change based on the version before") {
+            _ = try await provider.modifyItem(
+                base.id, in: space.container, baseVersion: base.version,
+                changes: RemoteItemChanges(retryTag: "writer-b@\(base.version)"),
+                contents: try space.scratchFile(Array("theirs".utf8)))
+        }
+        let newer: RemoteItem
+        do {
+            newer = try await provider.modifyItem(
+                base.id, in: space.container, baseVersion: base.version, changes: mine,
+                contents: try space.scratchFile(Array("three".utf8)))
+        } catch FolioError.conflict {
+            throw space.failure("the writer's retry over its own earlier write was refused as a conflict")
+        }
+        try space.expect(newer.version != lost.version, "a retry with new content kept version \(lost.version)")
+        try space.expect(try await space.fetch(newer).bytes == Array("three".utf8), "the retry's content is not stored")
+        // Someone else changes it (without a tag): the writer's retry no longer matches.
+        let theirs = try await provider.modifyItem(
+            base.id, in: space.container, baseVersion: newer.version, changes: RemoteItemChanges(),
+            contents: try space.scratchFile(Array("someone else's".utf8)))
+        try await space.expectError(.conflict, "a retry over a version someone else made since") {
+            _ = try await provider.modifyItem(
+                base.id, in: space.container, baseVersion: base.version, changes: mine,
+                contents: try space.scratchFile(Array("four".utf8)))
+        }
+        try await space.expectError(.conflict, "a tagged delete of a version someone else made since") {
+            try await provider.deleteItem(
+                base.id, in: space.container, baseVersion: base.version, retryTag: mine.retryTag)
+        }
+        try space.expect(try await space.fetch(theirs).bytes == Array("someone else's".utf8), "their change was lost")
+
+        // A create whose answer was lost, retried with new content, then deleted without a base version.
+        var template = space.template("created.txt")
+        template.retryTag = "writer-a@new"
+        let created = try await provider.createItem(template, contents: try space.scratchFile(Array("v1".utf8)))
+        let retried: RemoteItem
+        do {
+            retried = try await provider.createItem(template, contents: try space.scratchFile(Array("v2".utf8)))
+        } catch FolioError.conflict {
+            throw space.failure("a retried create with new content over its own first attempt was a conflict")
+        }
+        try space.expect(retried.id == created.id, "a retried create made another item")
+        try space.expect(try await space.fetch(retried).bytes == Array("v2".utf8), "a retried create kept old content")
+        try await provider.deleteItem(created.id, in: space.container, baseVersion: nil, retryTag: template.retryTag)
+        try space.expect(try await space.items()[created.id] == nil, "a tagged delete of its own create left it")
+    }
+
     // MARK: Delete
 
     /// See ``Check/deleteIsIdempotent``.

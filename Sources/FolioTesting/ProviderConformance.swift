@@ -59,6 +59,10 @@ public struct ProviderConformance: Sendable {
         case staleModifyConflicts
         /// A create retried with the same id returns the same item, never a duplicate.
         case createIsIdempotent
+        /// A retry tag lets its writer change or delete the version its own earlier attempt made (the answer
+        /// was lost), with new content also through a retried create; another writer's tag, or a version
+        /// changed since by anyone else, is still `.conflict`.
+        case retryTagsRecognizeOwnWrites
         /// Deleting twice succeeds; deleting a changed item is `.conflict`.
         case deleteIsIdempotent
         /// Deleting a folder with children is `.notEmpty`.
@@ -158,6 +162,7 @@ public struct ProviderConformance: Sendable {
         case .fetchChecksVersionAndExistence: try await checkFetchChecksVersionAndExistence(workspace)
         case .staleModifyConflicts: try await checkStaleModifyConflicts(workspace)
         case .createIsIdempotent: try await checkCreateIsIdempotent(workspace)
+        case .retryTagsRecognizeOwnWrites: try await checkRetryTagsRecognizeOwnWrites(workspace)
         case .deleteIsIdempotent: try await checkDeleteIsIdempotent(workspace)
         case .deleteNonEmptyFolderFails: try await checkDeleteNonEmptyFolderFails(workspace)
         case .badNamesAreRefused: try await checkBadNamesAreRefused(workspace)

@@ -25,6 +25,10 @@ final class ConformanceSuiteSelfTests: XCTestCase {
         try await assertFails(.createIsIdempotent, with: .duplicatesRetriedCreates)
     }
 
+    func testCatchesAProviderThatIgnoresRetryTags() async throws {
+        try await assertFails(.retryTagsRecognizeOwnWrites, with: .ignoresRetryTags)
+    }
+
     func testCatchesAProviderThatShortensLongNames() async throws {
         try await assertFails(.badNamesAreRefused, with: .shortensLongNames)
     }
@@ -50,7 +54,7 @@ final class ConformanceSuiteSelfTests: XCTestCase {
 private struct FaultyProvider: Provider {
     /// The rule to break.
     enum Fault: Sendable {
-        case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress
+        case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress, ignoresRetryTags
     }
 
     let base: LocalProvider
@@ -91,6 +95,7 @@ private struct FaultyProvider: Provider {
             }
             if taken { template.name += " 2" }
         }
+        if fault == .ignoresRetryTags { template.retryTag = nil }
         if fault == .shortensLongNames && template.name.utf8.count > 255 {
             template.name = String(template.name.prefix(100))
         }
@@ -102,6 +107,8 @@ private struct FaultyProvider: Provider {
         contents: FilePath?
     ) async throws -> RemoteItem {
         var baseVersion = baseVersion
+        var changes = changes
+        if fault == .ignoresRetryTags { changes.retryTag = nil }
         if fault == .overwritesOnConflict,
             let current = try await base.enumerateItems(in: container).items.first(where: { $0.id == id })
         {

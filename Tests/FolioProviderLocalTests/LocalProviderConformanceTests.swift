@@ -45,6 +45,7 @@ final class LocalProviderConformanceTests: XCTestCase {
     }
     func testStaleModifyConflicts() async throws { try await assertPasses(.staleModifyConflicts) }
     func testCreateIsIdempotent() async throws { try await assertPasses(.createIsIdempotent) }
+    func testRetryTagsRecognizeOwnWrites() async throws { try await assertPasses(.retryTagsRecognizeOwnWrites) }
     func testDeleteIsIdempotent() async throws { try await assertPasses(.deleteIsIdempotent) }
     func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
     func testBadNamesAreRefused() async throws { try await assertPasses(.badNamesAreRefused) }
@@ -52,7 +53,7 @@ final class LocalProviderConformanceTests: XCTestCase {
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 11, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 12, "add a test method for the new check")
     }
 
     /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it.
