@@ -268,7 +268,10 @@ extension RemoteTree {
         } catch FolioError.notFound {
             return
         }
-        guard let item = try locate(id, in: container) else { return }
+        // Without a base version the item was never known to exist (a create whose answer never came): the
+        // index, which has every item this provider created or scanned, is asked without a walk on a miss,
+        // so deleting many never-uploaded files does not walk the remote once each.
+        guard let item = try locate(id, in: container, rescanOnMiss: baseVersion != nil) else { return }
         let current = try remoteItem(for: item).version
         if let baseVersion, current != baseVersion,
             !(item.kind == .file && Self.isUnchangedWrite(by: retryTag, at: item.path, version: current)) {

@@ -324,6 +324,18 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertEqual(listings.withLock { $0 }, 2, "the root and Future/, once each: no walk made again")
     }
 
+    func testADeleteWithoutABaseVersionDoesNotWalkTheRemote() throws {
+        try remote.writeByHand("inside", to: "Folder/inside.txt")
+        var tree = try RemoteTree(layout: RemoteLayout(root: remote.root))
+        _ = try tree.scan(.drive)
+        let listings = Mutex(0)
+        tree.folderListed = { _ in listings.withLock { $0 += 1 } }
+        for _ in 0..<20 { try tree.delete(.generate(), in: .drive, baseVersion: nil, retryTag: "me@new") }
+        XCTAssertEqual(listings.withLock { $0 }, 0, "an item never created is looked up in the index only")
+        try tree.delete(.generate(), in: .drive, baseVersion: "1-2-3", retryTag: "me@1-2-3")
+        XCTAssertGreaterThan(listings.withLock { $0 }, 0, "an item known to exist is looked for in a walk")
+    }
+
     // MARK: Ids of items made by hand
 
     func testFileCopiedInGetsAnIDAndKeepsIt() async throws {
