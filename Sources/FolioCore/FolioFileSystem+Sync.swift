@@ -394,6 +394,7 @@ extension FolioFileSystem {
             var replays: [ReplayedChange] = []
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
             var conflictSeen = false
+            adoptReplacedFiles(items, container: container.id, rootIno: rootIno, batch: &batch, state: &state)
             var pending = items.filter { $0.kind != .fifo && $0.kind != .socket }
             var seen: Set<ItemID> = [ItemID.root(of: container.id)]
             var progress = true
@@ -528,6 +529,40 @@ extension FolioFileSystem {
             replays.forEach(invalidator.replay)
         }
         return true
+    }
+
+    /// Atomic saves on the remote that the provider took for a new item (a new file renamed over the old one
+    /// while it had no record of the old one, say just after it started): a file with an id the tree does
+    /// not know, at the place of a file whose id the enumeration no longer has, is the same document, changed
+    /// (DESIGN.md §2: an atomic save keeps the item). The node takes the new id, references to it follow, and
+    /// the merge then sees a new version: an update, or a conflict if it changed here too (an upload of ours
+    /// that may have landed cannot be the new file: it would have kept the old id). Left alone: items whose
+    /// upload is running, and items with conflict versions.
+    private func adoptReplacedFiles(
+        _ items: [RemoteItem], container: ContainerID, rootIno: UInt64, batch: inout StoreBatch, state: inout State
+    ) {
+        let listed = Set(items.map(\.id))
+        for item in items where item.kind == .file && state.byItemID[item.id] == nil {
+            let parentIno = item.parentID.map { state.byItemID[$0] } ?? rootIno
+            guard let parentIno, let ino = state.child(parentIno, item.name), var node = state.nodes[ino],
+                node.kind == .file, node.container == container, node.remoteVersion != nil,
+                !listed.contains(node.itemID), !state.uploadsInFlight.contains(node.itemID),
+                state.tombstones[node.itemID] == nil, state.conflicts[node.itemID] == nil
+            else { continue }
+            logger.info("\(node.name) was replaced on the remote: the same document, changed (now \(item.id))")
+            let previous = node.itemID
+            state.byItemID[previous] = nil
+            node.itemID = item.id
+            state.byItemID[item.id] = ino
+            state.nodes[ino] = node
+            batch.upserts.append(node)
+            for reference in state.references(to: previous) {
+                let followed = ExternalReference(parent: reference.parent, name: reference.name, target: item.id)
+                state.removeReference(at: reference.location)
+                state.insertReference(followed)
+                batch.referenceUpserts.append(followed)
+            }
+        }
     }
 
     /// A remote item takes the name a reference had: the reference (a local pointer) gives way.

@@ -105,6 +105,42 @@ final class ConflictTests: MountTestCase {
         XCTAssertEqual(Shell.check("ls -A '\(fixture.path("docs"))'"), "doc.txt\n")
     }
 
+    func testASaveByHandOnTheRemoteWhileNoDaemonRanKeepsTheItem() throws {
+        // A clean copy here, a dirty one there (its upload waits: the provider is offline).
+        Shell.check("mkdir '\(fixture.path("more"))' && echo 'first' > '\(fixture.path("more/clean.txt"))'")
+        fixture.waitForUploads()
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "original\n")
+        let inode = { (path: String) in Shell.check("stat -c %i '\(self.fixture.path(path))'") }
+        let cleanInode = inode("more/clean.txt"), dirtyInode = inode("docs/doc.txt")
+        try #"{"offline": true}"#.write(
+            toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        Shell.check("echo 'edited here' > '\(fixture.path("docs/doc.txt"))'")
+        fixture.stop()
+        // Saved on the remote folder, by an editor that writes a new file and renames it over the old one,
+        // while no Folio process runs: the provider has no record of the old file when it next looks.
+        let drive = fixture.remote + "/com.folio.drive"
+        Shell.check("""
+            set -e
+            echo 'saved on the remote' > '\(drive)/docs/.doc.txt.swp'
+            mv '\(drive)/docs/.doc.txt.swp' '\(drive)/docs/doc.txt'
+            echo 'second' > '\(drive)/more/.clean.txt.swp'
+            mv '\(drive)/more/.clean.txt.swp' '\(drive)/more/clean.txt'
+            """)
+        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        try fixture.start()
+        // The same items (same inodes here), changed: the clean one updated, the dirty one in conflict.
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("more/clean.txt"))'"), "second\n")
+        XCTAssertEqual(inode("more/clean.txt"), cleanInode)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.state(self.fixture, "docs/doc.txt") == "conflicted" },
+                      "the save by hand conflicts with the local edit; log:\n\(fixture.log.suffix(3000))")
+        XCTAssertEqual(inode("docs/doc.txt"), dirtyInode)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.versionCount(self.fixture) == 2 })
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "edited here\n")
+        XCTAssertEqual(Shell.check("cat '\(drive)/docs/doc.txt'"), "saved on the remote\n")
+        XCTAssertEqual(Shell.check("ls -A '\(fixture.path("docs"))' '\(fixture.path("more"))'"),
+                       "\(fixture.path("docs")):\ndoc.txt\n\n\(fixture.path("more")):\nclean.txt\n")
+    }
+
     func testKeepRemoteAndKeepLocal() throws {
         let other = try startOtherDevice()
         _ = Shell.check("cat '\(fixture.path("docs/doc.txt"))'")
