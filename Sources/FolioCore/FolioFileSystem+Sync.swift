@@ -314,6 +314,7 @@ extension FolioFileSystem {
             // tombstone, made then, waited for the upload; it now names the version the upload made.)
             if case .success(let item?) = result, var tombstone = state.tombstones[itemID] {
                 tombstone.remoteVersion = item.version
+                tombstone.container = item.container  // the upload may have moved it to another container
                 var batch = StoreBatch()
                 batch.tombstoneUpserts.append(tombstone)
                 if (try? persist(batch, state: &state)) != nil { state.tombstones[itemID] = tombstone }
@@ -423,6 +424,23 @@ extension FolioFileSystem {
                                 batch.upserts.append(node)
                             }
                             conflictSeen = true
+                            continue
+                        }
+                        if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
+                           node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
+                           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID) {
+                            // New content on the remote while only a metadata change of ours waits (a metadata
+                            // change never conflicts): the content is taken; the local name, mode and time stay,
+                            // to be sent.
+                            if let file = node.contentFile, state.openCount(ino) == 0 { cache.remove(file) }
+                            node.contentFile = nil
+                            node.state = .placeholder
+                            node.size = item.size
+                            node.remoteVersion = item.version
+                            state.nodes[ino] = node
+                            batch.upserts.append(node)
+                            invalidations.append((ino, nil))
+                            replays.append(.changed(ino: ino, content: true))
                             continue
                         }
                         guard !node.hasPendingUpload, node.state != .conflicted else { continue }
@@ -537,7 +555,8 @@ extension FolioFileSystem {
     /// (DESIGN.md §2: an atomic save keeps the item). The node takes the new id, references to it follow, and
     /// the merge then sees a new version: an update, or a conflict if it changed here too (an upload of ours
     /// that may have landed cannot be the new file: it would have kept the old id). Left alone: items whose
-    /// upload is running, and items with conflict versions.
+    /// upload is running, items with a metadata change waiting (renamed or moved here: another document may
+    /// have taken the name), and items with conflict versions.
     private func adoptReplacedFiles(
         _ items: [RemoteItem], container: ContainerID, rootIno: UInt64, batch: inout StoreBatch, state: inout State
     ) {
@@ -545,13 +564,16 @@ extension FolioFileSystem {
         for item in items where item.kind == .file && state.byItemID[item.id] == nil {
             let parentIno = item.parentID.map { state.byItemID[$0] } ?? rootIno
             guard let parentIno, let ino = state.child(parentIno, item.name), var node = state.nodes[ino],
-                node.kind == .file, node.container == container, node.remoteVersion != nil,
-                !listed.contains(node.itemID), !state.uploadsInFlight.contains(node.itemID),
-                state.tombstones[node.itemID] == nil, state.conflicts[node.itemID] == nil
+                node.kind == .file, node.remoteVersion != nil, !node.metadataDirty,
+                (node.remoteContainer ?? node.container) == container, !listed.contains(node.itemID),
+                !state.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
+                state.tombstones[item.id] == nil, !state.deletesInFlight.contains(item.id)
             else { continue }
             logger.info("\(node.name) was replaced on the remote: the same document, changed (now \(item.id))")
             let previous = node.itemID
             state.byItemID[previous] = nil
+            state.uncertainUploads.remove(previous)
+            state.conflictFetches.remove(previous)
             node.itemID = item.id
             state.byItemID[item.id] = ino
             state.nodes[ino] = node

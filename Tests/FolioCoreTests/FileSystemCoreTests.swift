@@ -274,6 +274,49 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(memoTag, memoTemplate.retryTag, "the tag the create carried")
     }
 
+    /// New content on the remote while only a chmod of ours waits: the content is taken (the file becomes a
+    /// placeholder of the new version) and the chmod stays, to be sent.
+    func testARemoteContentChangeIsTakenWhileOnlyAMetadataChangeWaits() async throws {
+        let core = try CoreHarness()
+        try await core.write("notes.txt", "ours")
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        let template = try XCTUnwrap(core.completeCreate(work[0], version: "v1"))
+        let ino = try core.ino("notes.txt")
+        XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized)
+        _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(permissions: 0o600), handle: nil)
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
+        let theirs = RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "notes.txt", kind: .file, size: 6,
+            modificationTime: .now(), mode: 0o644, version: "v2")
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [theirs]))
+        let node = try XCTUnwrap(core.fileSystem.node(ino))
+        XCTAssertEqual(node.state, .placeholder, "their content is taken")
+        XCTAssertEqual(node.remoteVersion, "v2")
+        XCTAssertEqual(node.size, 6)
+        XCTAssertEqual(node.mode, 0o600, "our chmod stays")
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "and is still to be sent")
+    }
+
+    /// A delete that waited for a move to another container goes to that container.
+    func testADeleteAfterAMoveToAnotherContainerFollowsIt() async throws {
+        let core = try CoreHarness()
+        try await core.write("moving.txt", "x")
+        let template = try XCTUnwrap(core.completeCreate(core.fileSystem.nextUploadWork(limit: 4)[0]))
+        try core.fileSystem.rename(parent: 1, name: "moving.txt", newParent: 1, newName: "moved.txt", flags: [])
+        let move = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .modify = move.first else { return XCTFail("expected the move, got \(move.map(\.summary))") }
+        try core.fileSystem.unlink(parent: 1, name: "moved.txt")
+        move.forEach { $0.closeContents() }
+        let elsewhere = ContainerID("com.example.other")
+        core.fileSystem.finishUpload(move[0], result: .success(RemoteItem(
+            id: template.id, container: elsewhere, parentID: nil, name: "moved.txt", kind: .file, size: 1,
+            modificationTime: .now(), mode: 0o644, version: "v2")))
+        let delete = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .delete(let tombstone, _) = delete.first else { return XCTFail("expected the delete") }
+        XCTAssertEqual(tombstone.container, elsewhere)
+        XCTAssertEqual(tombstone.remoteVersion, "v2")
+    }
+
     /// An item whose delete is queued is not brought back by a listing that still has it.
     func testPendingDeleteIsNotResurrected() async throws {
         let core = try CoreHarness()
