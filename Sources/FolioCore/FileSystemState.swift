@@ -188,11 +188,6 @@ struct State: Sendable {
             || uncertainUploads.contains(node.itemID)
     }
 
-    /// The version a delete of `node` is conditional on: its remote version. When an upload of it may have
-    /// landed without our knowing (in flight, or its reply lost), the remote's newer version may be our own:
-    /// the delete's retry tag (this writer and this base) lets the provider tell it from someone else's change.
-    func deleteBase(of node: Node) -> String? { node.remoteVersion }
-
     /// The number of open handles of a node.
     func openCount(_ ino: UInt64) -> Int { handleCounts[ino] ?? 0 }
 

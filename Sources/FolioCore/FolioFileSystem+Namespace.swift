@@ -256,7 +256,7 @@ extension FolioFileSystem {
         if state.mayExistRemotely(node) {
             tombstone = Tombstone(
                 itemID: node.itemID, container: node.remoteContainer ?? node.container,
-                remoteVersion: state.deleteBase(of: node),
+                remoteVersion: node.remoteVersion,
                 sequence: state.allocateSequence())
             batch.tombstoneUpserts.append(tombstone!)
         }
@@ -379,7 +379,7 @@ extension FolioFileSystem {
                     if state.mayExistRemotely(source) {
                         let old = Tombstone(
                             itemID: source.itemID, container: source.remoteContainer ?? source.container,
-                            remoteVersion: state.deleteBase(of: source),
+                            remoteVersion: source.remoteVersion,
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old

@@ -117,7 +117,9 @@ public struct Tombstone: Hashable, Sendable, Codable {
     public var itemID: ItemID
     /// Its container.
     public var container: ContainerID
-    /// The provider version the delete is based on.
+    /// The provider version the delete is based on. When an upload of the item may have landed without our
+    /// knowing, the remote's newer version may be our own: the delete's retry tag (this writer and this base)
+    /// lets the provider tell it from someone else's change.
     public var remoteVersion: String?
     /// Ordering key among pending uploads.
     public var sequence: UInt64

@@ -129,23 +129,25 @@ public final class LocalProvider: Provider {
                 throw FolioError.notFound("item \(id) in \(container)")
             }
             let plan = try tree.planMove(of: item, changes)
+            // A new modification time alone makes a new version of a file: still this writer's own (stamped
+            // below) if the one before was its base or its own.
+            var ownedVersion: String?
+            if staged == nil, changes.modificationTime != nil, item.kind == .file {
+                let before = try tree.remoteItem(for: item).version
+                if before == baseVersion
+                    || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item.path, version: before) {
+                    ownedVersion = before
+                }
+            }
             if let staged {
                 item = try tree.replaceContents(
                     of: item, baseVersion: baseVersion, staged: staged.path, modificationTime: changes.modificationTime,
                     retryTag: changes.retryTag)
-                if let plan { item = try tree.move(item, as: plan) }
-                item = try tree.applyAttributes(changes, to: item)
-                return try tree.remoteItem(for: item)
             }
-            // Metadata alone: a new modification time is a new version, still this writer's own if the one
-            // before was its base or its own.
-            let before = try tree.remoteItem(for: item).version
-            let owned = before == baseVersion
-                || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item.path, version: before)
             if let plan { item = try tree.move(item, as: plan) }
             item = try tree.applyAttributes(changes, to: item)
             let modified = try tree.remoteItem(for: item)
-            if owned, modified.version != before, item.kind == .file {
+            if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
                 try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, at: item.path)
             }

@@ -63,7 +63,7 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stderr.contains("is not a folder"), missing.stderr)
         try FileManager.default.createDirectory(atPath: home + "/notremote", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: home + "/notremote/precious.txt", contents: Data("keep".utf8))
+        _ = FileManager.default.createFile(atPath: home + "/notremote/precious.txt", contents: Data("keep".utf8))
         try FileManager.default.createDirectory(atPath: home + "/mnt", withIntermediateDirectories: true)
         let refused = folio("mount --remote '\(home)/notremote' '\(home)/mnt'")
         XCTAssertNotEqual(refused.status, 0)

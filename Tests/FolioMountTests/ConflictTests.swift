@@ -112,8 +112,7 @@ final class ConflictTests: MountTestCase {
         XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/doc.txt"))'"), "original\n")
         let inode = { (path: String) in Shell.check("stat -c %i '\(self.fixture.path(path))'") }
         let cleanInode = inode("more/clean.txt"), dirtyInode = inode("docs/doc.txt")
-        try #"{"offline": true}"#.write(
-            toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        try fixture.simulateNetwork(#"{"offline": true}"#)
         Shell.check("echo 'edited here' > '\(fixture.path("docs/doc.txt"))'")
         fixture.stop()
         // Saved on the remote folder, by an editor that writes a new file and renames it over the old one,
@@ -126,7 +125,7 @@ final class ConflictTests: MountTestCase {
             echo 'second' > '\(drive)/more/.clean.txt.swp'
             mv '\(drive)/more/.clean.txt.swp' '\(drive)/more/clean.txt'
             """)
-        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        try fixture.simulateNetwork(nil)
         try fixture.start()
         // The same items (same inodes here), changed: the clean one updated, the dirty one in conflict.
         XCTAssertEqual(Shell.check("cat '\(fixture.path("more/clean.txt"))'"), "second\n")

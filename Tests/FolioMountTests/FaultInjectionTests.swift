@@ -6,8 +6,7 @@ import XCTest
 /// duplicated, nothing is lost.
 final class FaultInjectionTests: MountTestCase {
     override func prepareRemote() throws {
-        try #"{"errorRate": 0.15, "lostReplyRate": 0.18, "seed": 7}"#
-            .write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        try fixture.simulateNetwork(#"{"errorRate": 0.15, "lostReplyRate": 0.18, "seed": 7}"#)
     }
 
     func testEveryChangeArrivesOnceDespiteFailingCalls() throws {

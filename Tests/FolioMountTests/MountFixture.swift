@@ -107,6 +107,19 @@ final class MountFixture {
     /// Path in the mount.
     func path(_ relative: String) -> String { mountpoint + "/" + relative }
 
+    /// Puts a network simulation in force on the remote (`NetworkSimulation` JSON, read by the provider at its
+    /// next call), or, with `nil`, takes it away.
+    func simulateNetwork(_ json: String?) throws {
+        let path = remote + "/.folio/simulate.json"
+        guard let json else { return try FileManager.default.removeItem(atPath: path) }
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// The text of a Drive document on the remote, or `nil` if it is not there.
+    func remoteText(_ relative: String) -> String? {
+        try? String(contentsOfFile: remotePath(relative), encoding: .utf8)
+    }
+
     /// Path of a Drive document on the remote.
     func remotePath(_ relative: String, container: String = "com.folio.drive") -> String {
         remote + "/" + container + "/" + relative

@@ -14,17 +14,11 @@ final class OfflineTests: MountTestCase {
             """)
     }
 
-    private func simulate(_ json: String) throws {
-        try json.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
-    }
 
-    private func remote(_ relative: String) -> String? {
-        try? String(contentsOfFile: fixture.remotePath(relative), encoding: .utf8)
-    }
 
     func testOfflineProviderKeepsLocalWorkAndDrainsTheQueueInOrderWhenBack() throws {
         XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/local.txt"))'"), "kept here\n")
-        try simulate(#"{"offline": true}"#)
+        try fixture.simulateNetwork(#"{"offline": true}"#)
 
         // A placeholder fails fast, with ENETDOWN and a log line that says why.
         let started = Date()
@@ -42,20 +36,20 @@ final class OfflineTests: MountTestCase {
             let status = self.fixture.folio("status '\(self.fixture.mountpoint)'").stdout
             return status.contains("provider: OFFLINE") && !status.contains("uploads:  0 pending")
         }, fixture.folio("status '\(fixture.mountpoint)'").stdout)
-        XCTAssertEqual(remote("docs/local.txt"), "kept here\n", "nothing reached the remote")
-        XCTAssertNil(remote("docs/new.txt"))
+        XCTAssertEqual(fixture.remoteText("docs/local.txt"), "kept here\n", "nothing reached the remote")
+        XCTAssertNil(fixture.remoteText("docs/new.txt"))
 
         // Back online: the queue drains; the remote ends with the last committed version of each item.
-        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        try fixture.simulateNetwork(nil)
         fixture.waitForUploads(timeout: 60)
-        XCTAssertEqual(remote("docs/local.txt"), "version 3\n")
-        XCTAssertEqual(remote("docs/new.txt"), "made offline\n")
+        XCTAssertEqual(fixture.remoteText("docs/local.txt"), "version 3\n")
+        XCTAssertEqual(fixture.remoteText("docs/new.txt"), "made offline\n")
         XCTAssertTrue(fixture.folio("status '\(fixture.mountpoint)'").stdout.contains("provider: online"))
         XCTAssertEqual(Shell.check("cat '\(fixture.path("docs/remote.txt"))'"), "not here yet\n")
     }
 
     func testUploadRefusedAfterCloseIsReportedByStatusAndByTheNextFsync() throws {
-        try simulate(#"{"rejectWrites": true}"#)
+        try fixture.simulateNetwork(#"{"rejectWrites": true}"#)
         let file = fixture.path("docs/report.txt")
         Shell.check("echo 'draft' > '\(file)'")  // close() returns 0: the commit is local
         XCTAssertTrue(Shell.waitUntil(timeout: 30) {
@@ -75,10 +69,10 @@ final class OfflineTests: MountTestCase {
         XCTAssertEqual(Shell.check("cat '\(file)'"), "draft\n", "the local version is kept")
 
         // Once the provider accepts it again, the next save uploads and the failure is gone.
-        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        try fixture.simulateNetwork(nil)
         Shell.check("echo 'final' > '\(file)'")
         fixture.waitForUploads(timeout: 60)
-        XCTAssertEqual(remote("docs/report.txt"), "final\n")
+        XCTAssertEqual(fixture.remoteText("docs/report.txt"), "final\n")
         XCTAssertEqual(Shell.check("python3 -c \"\(fsync)\" '\(file)'"), "ok\n")
         XCTAssertFalse(fixture.folio("status '\(fixture.mountpoint)'").stdout.contains("FAILED"))
     }

@@ -81,17 +81,17 @@ final class PlaceholderTests: MountTestCase {
 
     func testFailedDownloadFailsOpenAndKeepsPlaceholder() throws {
         let small = fixture.path("docs/small.txt")
-        try #"{"errorRate": 1.0}"#.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        try fixture.simulateNetwork(#"{"errorRate": 1.0}"#)
         let failed = Shell.run("cat '\(small)'")
         XCTAssertNotEqual(failed.status, 0)
         XCTAssertTrue(failed.stderr.contains("Input/output error"), failed.stderr)
         XCTAssertEqual(attribute("user.folio.state", small), "placeholder")
         XCTAssertTrue(fixture.log.contains("download of"), "a log line explains the failure")
-        try #"{"offline": true}"#.write(toFile: fixture.remote + "/.folio/simulate.json", atomically: true, encoding: .utf8)
+        try fixture.simulateNetwork(#"{"offline": true}"#)
         let offline = Shell.run("cat '\(small)'")
         XCTAssertTrue(offline.stderr.contains("Network is down"), offline.stderr)
         XCTAssertEqual(attribute("user.folio.state", small), "placeholder")
-        try FileManager.default.removeItem(atPath: fixture.remote + "/.folio/simulate.json")
+        try fixture.simulateNetwork(nil)
         XCTAssertEqual(Shell.check("cat '\(small)'"), "small document\n")
         XCTAssertEqual(cachedFiles.count, 1, "failed downloads leave no partial files behind")
     }
