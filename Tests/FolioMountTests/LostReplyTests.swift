@@ -99,7 +99,8 @@ final class LostReplyTests: MountTestCase {
         try goOffline()
         Shell.check("mv '\(fixture.path("new.txt"))' '\(fixture.path("renamed.txt"))'")
         try assertSettles()
-        XCTAssertEqual(fixture.remoteText("renamed.txt"), "created", "the retried create's item is moved to the new name")
+        XCTAssertEqual(
+            fixture.remoteText("renamed.txt"), "created", "the retried create's item is moved to the new name")
         XCTAssertNil(fixture.remoteText("new.txt"))
         // A walk of the remote (made for a change there) agrees: the rename is not undone.
         Shell.check("echo 'nudge' > '\(fixture.remotePath("nudge.txt"))'")
