@@ -146,8 +146,12 @@ extension FolioFileSystem {
     /// being written, and children whose parent the provider does not have yet.
     public func nextUploadWork(limit: Int) -> [UploadWork] {
         state.withLock { state in
-            // Nothing reaches the provider before the store has it: staged changes are written first.
-            if !state.unsavedNodes.isEmpty || !state.unsavedTombstones.isEmpty {
+            // Nothing reaches the provider before the store has it: staged changes of what waits for upload are
+            // written first (not those of finished uploads: a burst of uploads does not write the store once
+            // each). Nothing goes while the store fails.
+            let unsavedWork = state.unsavedTombstones.contains { state.tombstones[$0] != nil }
+                || state.unsavedNodes.contains { state.nodes.pending.contains($0) }
+            if unsavedWork || state.storeFailure != nil {
                 do {
                     try persist(StoreBatch(), state: &state)
                 } catch {
@@ -262,9 +266,11 @@ extension FolioFileSystem {
                 if case .failure(.notFound) = result { success = true }
                 var removed = false
                 if success {
+                    // Forgotten with the next group write (lost in a crash, the delete is made again: the item
+                    // is gone by then, which is fine).
                     var batch = StoreBatch()
                     batch.tombstoneDeletes.append(tombstone.itemID)
-                    if (try? persist(batch, state: &state)) != nil {
+                    if (try? stage(batch, state: &state)) != nil {
                         state.tombstones[tombstone.itemID] = nil
                         removed = true
                     }
@@ -364,8 +370,9 @@ extension FolioFileSystem {
                     ?? node.state
             }
         }
+        // Written with the next group write: lost in a crash, the upload is simply made again.
         do {
-            try save(node, state: &state)
+            try saveDeferred(node, state: &state)
         } catch {
             logger.error("cannot record upload of \(node.name): \(error)")
             state.nodes[ino] = node
@@ -625,17 +632,13 @@ extension FolioFileSystem {
     /// Counts for `folio status`.
     public func status() -> FileSystemStatus {
         state.withLock { state in
-            var states: [String: Int] = [:]
-            for node in state.nodes.values where !node.itemID.isContainerRoot {
-                states[node.state.name, default: 0] += 1
-            }
             var failures: [String] = []
-            for node in state.nodes.values where failures.count < 20 {
-                guard case .failed(let reason) = node.state else { continue }
+            for ino in state.nodes.failed.prefix(20) {
+                guard let node = state.nodes[ino], case .failed(let reason) = node.state else { continue }
                 failures.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
             return FileSystemStatus(
-                states: states, pendingUploads: state.tombstones.count + state.nodes.pending.count,
+                states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
                 failures: failures.sorted())

@@ -1,16 +1,23 @@
-/// The nodes of the namespace by inode, with the upload order of those that wait for the uploader, kept current
-/// by every write through the subscript (so picking upload work never scans the whole tree).
+/// The nodes of the namespace by inode, with the upload order of those that wait for the uploader and counts
+/// for `folio status`, kept current by every write through the subscript (so picking upload work and answering
+/// `folio status` never scan the whole tree).
 struct NodeTable: Sendable {
     private var storage: [UInt64: Node] = [:]
     /// Inodes whose node has something to upload.
     private(set) var pending: Set<UInt64> = []
     /// Pending inodes in upload order (by the sequence of their latest change).
     private var queue = UploadQueue<UInt64>()
+    /// How many nodes are in each state (by ``ItemState/name``), container roots aside.
+    private(set) var stateCounts: [String: Int] = [:]
+    /// Inodes whose upload failed for good.
+    private(set) var failed: Set<UInt64> = []
 
     subscript(ino: UInt64) -> Node? {
         get { storage[ino] }
         set {
-            storage[ino] = newValue
+            let old = newValue.map { storage.updateValue($0, forKey: ino) } ?? storage.removeValue(forKey: ino)
+            count(old, -1)
+            count(newValue, 1)
             if let node = newValue, node.hasPendingUpload {
                 pending.insert(ino)
                 queue.enqueue(ino, sequence: node.dirtySequence)
@@ -31,7 +38,19 @@ struct NodeTable: Sendable {
     mutating func removeValue(forKey ino: UInt64) -> Node? {
         pending.remove(ino)
         queue.remove(ino)
-        return storage.removeValue(forKey: ino)
+        let removed = storage.removeValue(forKey: ino)
+        count(removed, -1)
+        return removed
+    }
+
+    /// Adds `delta` to the counts of `node`'s state.
+    private mutating func count(_ node: Node?, _ delta: Int) {
+        guard let node, !node.itemID.isContainerRoot else { return }
+        stateCounts[node.state.name, default: 0] += delta
+        if stateCounts[node.state.name] == 0 { stateCounts[node.state.name] = nil }
+        if case .failed = node.state {
+            if delta > 0 { failed.insert(node.ino) } else { failed.remove(node.ino) }
+        }
     }
 
     /// Takes the pending node changed longest ago out of the upload order (it stays in the table and pending).

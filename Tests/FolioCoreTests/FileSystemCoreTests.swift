@@ -121,6 +121,34 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
     }
 
+    func testStatusCountsStatesAndNamesFailures() async throws {
+        let core = try CoreHarness()
+        try await core.write("a", "1")
+        try await core.write("b", "2")
+        var status = core.fileSystem.status()
+        XCTAssertEqual(status.states, ["dirty": 2], "container roots are not counted")
+        let work = core.fileSystem.nextUploadWork(limit: 10)
+        XCTAssertEqual(work.count, 2)
+        XCTAssertEqual(core.fileSystem.status().states, ["uploading": 2])
+        core.completeCreate(work[0])
+        work[1].closeContents()
+        core.fileSystem.finishUpload(work[1], result: .failure(.invalidArgument("refused name")))
+        status = core.fileSystem.status()
+        XCTAssertEqual(status.states, ["materialized": 1, "failed": 1])
+        XCTAssertEqual(status.failures.count, 1)
+        XCTAssertTrue(status.failures.first?.contains("refused name") ?? false, "\(status.failures)")
+        // A failed item changed again is dirty again, and no longer named as failed; a deleted one is not counted.
+        let failedName = status.failures.first?.hasPrefix("a:") == true ? "a" : "b"
+        try await core.write(failedName, "again")
+        status = core.fileSystem.status()
+        XCTAssertEqual(status.states, ["materialized": 1, "dirty": 1])
+        XCTAssertEqual(status.failures, [])
+        try core.fileSystem.unlink(parent: 1, name: failedName)
+        XCTAssertEqual(core.fileSystem.status().states, ["materialized": 1])
+        try core.remount()
+        XCTAssertEqual(core.fileSystem.status().states, ["materialized": 1], "counted again after a restart")
+    }
+
     func testUnlinkQueuesARemoteDeleteOnlyForUploadedItems() async throws {
         let core = try CoreHarness()
         try await core.write("local-only", "x")
