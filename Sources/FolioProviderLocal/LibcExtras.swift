@@ -19,6 +19,10 @@ enum LibcExtras {
     typealias SetAttribute = @convention(c) (
         UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32
     ) -> Int32
+    /// `int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)`.
+    typealias SetDescriptorAttribute = @convention(c) (
+        Int32, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32
+    ) -> Int32
     /// `int lremovexattr(const char *path, const char *name)`.
     typealias RemoveAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
     /// `int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags)`.
@@ -42,6 +46,8 @@ enum LibcExtras {
     static let fgetxattr: GetDescriptorAttribute = resolve("fgetxattr")
     /// `lsetxattr(2)`.
     static let lsetxattr: SetAttribute = resolve("lsetxattr")
+    /// `fsetxattr(2)`.
+    static let fsetxattr: SetDescriptorAttribute = resolve("fsetxattr")
     /// `lremovexattr(2)`.
     static let lremovexattr: RemoveAttribute = resolve("lremovexattr")
     /// `renameat2(2)`.

@@ -55,17 +55,14 @@ extension LocalProvider {
         }
         do {
             let status = try SystemCalls.status(of: descriptor, path: located.path)
-            let storedID = try SystemCalls.extendedAttribute(ItemAttributes.id, of: descriptor, path: located.path)
-            let revision = try SystemCalls.extendedAttribute(
-                ItemAttributes.revision, of: descriptor, path: located.path
-            ).flatMap { UInt64($0) } ?? 0
-            guard (storedID.map { ItemID($0) } ?? RemoteTree.derivedID(of: status)) == located.id else {
+            let attributes = try StoredAttributes.read(descriptor, path: located.path)
+            guard (attributes.id ?? RemoteTree.derivedID(of: status)) == located.id else {
                 throw FolioError.conflict("\(located.name) (\(located.id)) was replaced on the remote")
             }
-            var item = try tree.remoteItem(for: located)
-            item.size = status.size
-            item.modificationTime = status.modificationTime
-            item.version = ItemAttributes.version(kind: .file, revision: revision, status: status)
+            var opened = located
+            opened.status = status
+            opened.attributes = attributes
+            let item = try tree.remoteItem(for: opened)
             guard item.version == version else {
                 throw FolioError.conflict(
                     "\(located.name) (\(located.id)) is at version \(item.version) on the remote, not \(version)"
@@ -79,13 +76,11 @@ extension LocalProvider {
     }
 
     /// Copies an upload's content into a new file in the staging directory (paced to the simulated bandwidth,
-    /// cancellable), on disk when this returns, and returns its path — the caller renames it into place or
-    /// removes it — and whether it is small. A small file is made durable with the other uploads in flight
-    /// (``DiskFlushGroup``), and its new name should be too; a big one gets an `fsync` of its own, which does
-    /// not write out everything else the disk has pending (such as the version it is uploaded from).
-    func stage(
-        _ contents: FilePath, simulation: NetworkSimulation, what: String
-    ) async throws -> (path: FilePath, isSmall: Bool) {
+    /// cancellable), on disk when this returns, and returns it open — the caller renames it into place or
+    /// discards it. A small file is made durable with the other uploads in flight (``DiskFlushGroup``), and its
+    /// new name should be too; a big one gets an `fsync` of its own, which does not write out everything else
+    /// the disk has pending (such as the version it is uploaded from).
+    func stage(_ contents: FilePath, simulation: NetworkSimulation, what: String) async throws -> StagedUpload {
         let staged = layout.staging.appending(ItemName.internalPrefix + "upload-" + UUID().uuidString)
         let input: FileDescriptor
         do {
@@ -94,26 +89,41 @@ extension LocalProvider {
             throw FolioError.system(error, "open \(contents) for the \(what)")
         }
         defer { try? input.close() }
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.open(
+                staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
+            )
+        } catch let error as Errno {
+            throw FolioError.system(error, "stage the \(what)")
+        }
+        do {
+            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+            let size = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
+            let isSmall = size < DiskFlushGroup.smallFileLimit
+            if !isSmall, fsync(output.rawValue) != 0 { throw SystemCalls.lastError("fsync", staged) }
+            // The content is on disk before it is renamed into place.
+            if isSmall { try await diskFlush.flush() }
+            return StagedUpload(path: staged, descriptor: output, isSmall: isSmall)
+        } catch let error as Errno {
+            StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)
+            throw FolioError.system(error, "stage the \(what)")
+        } catch {
+            StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)
+            throw error
+        }
+    }
+
+    /// An empty file in the staging directory, open (the content of a file created without any).
+    func stageEmptyFile() throws -> StagedUpload {
+        let staged = layout.staging.appending(ItemName.internalPrefix + "empty-" + UUID().uuidString)
         do {
             let output = try FileDescriptor.open(
                 staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
             )
-            let isSmall = try await SystemCalls.closing(output, path: staged) {
-                let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
-                let size = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
-                guard size >= DiskFlushGroup.smallFileLimit else { return true }
-                guard fsync(output.rawValue) == 0 else { throw SystemCalls.lastError("fsync", staged) }
-                return false
-            }
-            // The content is on disk before it is renamed into place.
-            if isSmall { try await diskFlush.flush() }
-            return (staged, isSmall)
+            return StagedUpload(path: staged, descriptor: output, isSmall: true)
         } catch let error as Errno {
-            SystemCalls.removeFileQuietly(staged)
-            throw FolioError.system(error, "stage the \(what)")
-        } catch {
-            SystemCalls.removeFileQuietly(staged)
-            throw error
+            throw FolioError.system(error, "stage an empty file")
         }
     }
 

@@ -100,12 +100,22 @@ public final class LocalProvider: Provider {
             existing.kind != .file || contents == nil {
             return try tree.withLock { try $0.remoteItem(for: existing) }
         }
-        var staged: (path: FilePath, isSmall: Bool)?
+        diskFlush.uploadStarted()
+        defer { diskFlush.uploadEnded() }
+        var staged: StagedUpload?
         if template.kind == .file, let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(template.name)")
+        } else if template.kind == .file {
+            staged = try stageEmptyFile()
         }
-        defer { if let staged { SystemCalls.removeFileQuietly(staged.path) } }
-        let created = try tree.withLock { [staged] in try $0.create(template, staged: staged?.path) }
+        let created: RemoteItem
+        do {
+            created = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+            staged?.discard(renamed: true)
+        } catch {
+            staged?.discard(renamed: false)
+            throw error
+        }
         if staged?.isSmall ?? true { try await diskFlush.flush() }  // the new name, before the answer
         try gate.reply("create \(template.name)")
         return created
@@ -119,11 +129,16 @@ public final class LocalProvider: Provider {
     ) async throws -> RemoteItem {
         let simulation = try await gate.admit("modify \(id)", writes: true)
         if let name = changes.name { try ItemName.validate(name) }
-        var staged: (path: FilePath, isSmall: Bool)?
+        // New content is flushed with the other uploads in progress.
+        if contents != nil { diskFlush.uploadStarted() }
+        defer { if contents != nil { diskFlush.uploadEnded() } }
+        var staged: StagedUpload?
         if let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
         }
-        defer { if let staged { SystemCalls.removeFileQuietly(staged.path) } }
+        // Not renamed into place when the remote already had this content (a retry), nor on failure.
+        var renamed = false
+        defer { staged?.discard(renamed: renamed) }
         let modified = try tree.withLock { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
@@ -135,13 +150,13 @@ public final class LocalProvider: Provider {
             if staged == nil, changes.modificationTime != nil, item.kind == .file {
                 let before = try tree.remoteItem(for: item).version
                 if before == baseVersion
-                    || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item.path, version: before) {
+                    || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
                     ownedVersion = before
                 }
             }
             if let staged {
-                item = try tree.replaceContents(
-                    of: item, baseVersion: baseVersion, staged: staged.path, modificationTime: changes.modificationTime,
+                (item, renamed) = try tree.replaceContents(
+                    of: item, baseVersion: baseVersion, staged: staged, modificationTime: changes.modificationTime,
                     retryTag: changes.retryTag)
             }
             if let plan { item = try tree.move(item, as: plan) }

@@ -17,6 +17,8 @@ struct LocatedItem: Sendable {
     var status: FileStatus
     /// The target, for a symlink.
     var symlinkTarget: String?
+    /// Its attributes as they were read when it was found (`nil`: not read).
+    var attributes: StoredAttributes?
 
     /// The item's kind.
     var kind: ItemKind { status.kind ?? .file }

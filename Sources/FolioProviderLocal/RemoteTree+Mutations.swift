@@ -31,47 +31,51 @@ extension RemoteTree {
     /// from what the first attempt wrote and nobody changed the item since (then it is this writer's own
     /// content, superseded); changed by someone else, it is a `.conflict`.
     private mutating func retriedCreate(
-        of existing: LocatedItem, _ template: RemoteItemTemplate, staged: FilePath?
+        of existing: LocatedItem, _ template: RemoteItemTemplate, staged: StagedUpload?
     ) throws -> RemoteItem {
         let current = try remoteItem(for: existing)
-        guard existing.kind == .file, let staged, !SystemCalls.sameContents(existing.path, staged) else {
+        guard existing.kind == .file, let staged, !SystemCalls.sameContents(existing.path, staged.path) else {
             return current
         }
-        guard Self.isUnchangedWrite(by: template.retryTag, at: existing.path, version: current.version) else {
+        guard Self.isUnchangedWrite(by: template.retryTag, at: existing, version: current.version) else {
             throw FolioError.conflict(
                 "\(existing.name) (\(existing.id)) was created on the remote and changed there since")
         }
         let replaced = try replaceContents(
             of: existing, baseVersion: current.version, staged: staged, modificationTime: template.modificationTime,
             retryTag: template.retryTag)
-        return try remoteItem(for: replaced)
+        return try remoteItem(for: replaced.item)
     }
 
-    /// Records on `staged`, before it is renamed into place, that the upload tagged `retryTag` wrote it and
-    /// the version it has (its attributes and times are final).
-    private static func stampWrite(by retryTag: String?, revision: UInt64, on staged: FilePath) throws {
-        let version = ItemAttributes.version(kind: .file, revision: revision, status: try SystemCalls.status(staged))
-        try stampWrite(by: retryTag, version: version, at: staged)
-    }
-
-    /// Records on the file at `path` that the upload tagged `retryTag` made its `version`.
+    /// Records on the file at `path` that the upload tagged `retryTag` made its `version` (after a metadata
+    /// change gave it a new modification time).
     static func stampWrite(by retryTag: String?, version: String, at path: FilePath) throws {
         guard let retryTag else { return }
-        try SystemCalls.setExtendedAttribute(ItemAttributes.writtenBy, "\(version) \(retryTag)", of: path)
+        var attributes = try StoredAttributes.read(path)
+        attributes.stamp = StoredAttributes.stamp(version: version, retryTag: retryTag)
+        try attributes.write(to: path)
     }
 
-    /// Whether the file at `path`, now at `version`, is exactly what the upload tagged `retryTag` wrote.
-    static func isUnchangedWrite(by retryTag: String?, at path: FilePath, version: String) -> Bool {
-        guard let retryTag, let stamp = try? SystemCalls.extendedAttribute(ItemAttributes.writtenBy, of: path) else {
-            return false
-        }
-        return stamp == "\(version) \(retryTag)"
+    /// Whether `item`, now at `version`, is exactly what the upload tagged `retryTag` wrote.
+    static func isUnchangedWrite(by retryTag: String?, at item: LocatedItem, version: String) -> Bool {
+        guard let attributes = try? item.attributes ?? StoredAttributes.read(item.path) else { return false }
+        return attributes.isWrite(by: retryTag, version: version)
+    }
+
+    /// The attributes of a file the upload tagged `retryTag` writes as `revision`, with status `status`.
+    private static func written(
+        _ id: ItemID, revision: UInt64, mode: UInt32?, retryTag: String?, status: FileStatus
+    ) -> StoredAttributes {
+        let version = ItemAttributes.version(kind: .file, revision: revision, status: status)
+        return StoredAttributes(
+            id: id, revision: revision, mode: mode,
+            stamp: retryTag.map { StoredAttributes.stamp(version: version, retryTag: $0) })
     }
 
     /// Creates an item from a template. A file's content is the `staged` file (moved into place), or empty.
     /// A retried create (same id) returns the existing item; a name taken by another item is `.exists`.
     /// Nothing is left half-created on failure.
-    mutating func create(_ template: RemoteItemTemplate, staged: FilePath?) throws -> RemoteItem {
+    mutating func create(_ template: RemoteItemTemplate, staged: StagedUpload?) throws -> RemoteItem {
         try ItemName.validate(template.name)
         guard [.file, .directory, .symlink].contains(template.kind) else {
             throw FolioError.notSupported("a \(template.kind.rawValue) cannot be stored on a remote")
@@ -91,68 +95,67 @@ extension RemoteTree {
         if try SystemCalls.statusIfPresent(path) != nil {
             throw FolioError.exists("\(template.name) in \(parentID.map(\.rawValue) ?? template.container.rawValue)")
         }
+        var created: (status: FileStatus, attributes: StoredAttributes?)
         switch template.kind {
-        case .directory: try createDirectory(at: path, template: template)
-        case .symlink: try createSymlink(at: path, template: template)
-        default: try createFile(at: path, template: template, staged: staged)
+        case .directory: created = (try createDirectory(at: path, template: template), nil)
+        case .symlink: created = (try createSymlink(at: path, template: template), nil)
+        default:
+            guard let staged else { throw FolioError.invalidArgument("a file to create without its staged content") }
+            created = try createFile(at: path, template: template, staged: staged)
         }
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: parentID, name: template.name, isFile: template.kind == .file)
-        let status = try SystemCalls.status(path)
         return try remoteItem(
             for: LocatedItem(
                 id: template.id, container: template.container, parentID: parentID, name: template.name, path: path,
-                status: status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil
+                status: created.status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil,
+                attributes: created.attributes
             )
         )
     }
 
-    /// Gives a file its attributes where nobody sees it yet, then links it into place without replacing.
-    private func createFile(at path: FilePath, template: RemoteItemTemplate, staged: FilePath?) throws {
-        let source = staged ?? layout.staging.appending(ItemName.internalPrefix + "empty-" + UUID().uuidString)
+    /// Gives a staged file its attributes where nobody sees it yet, then links it into place without replacing;
+    /// returns its status and attributes.
+    private func createFile(
+        at path: FilePath, template: RemoteItemTemplate, staged: StagedUpload
+    ) throws -> (FileStatus, StoredAttributes) {
         do {
-            if staged == nil {
-                let descriptor = try FileDescriptor.open(
-                    source, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
-                )
-                try descriptor.close()
+            let (onDisk, storedMode) = Self.diskMode(template.mode, kind: .file)
+            let finished = try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime) {
+                Self.written(template.id, revision: 1, mode: storedMode, retryTag: template.retryTag, status: $0)
             }
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, template.id.rawValue, of: source)
-            try SystemCalls.setExtendedAttribute(ItemAttributes.revision, "1", of: source)
-            try Self.applyMode(template.mode, kind: .file, to: source)
-            try SystemCalls.setModificationTime(source, template.modificationTime)
-            try Self.stampWrite(by: template.retryTag, revision: 1, on: source)
-            try SystemCalls.renameWithoutReplacing(source, to: path)
+            try SystemCalls.renameWithoutReplacing(staged.path, to: path)
+            return finished
         } catch let error as Errno {
-            SystemCalls.removeFileQuietly(source)
             throw FolioError.system(error, "create \(path)")
-        } catch {
-            SystemCalls.removeFileQuietly(source)
-            throw error
         }
     }
 
-    /// Makes a folder and gives it its attributes; removes it again if that fails.
-    private func createDirectory(at path: FilePath, template: RemoteItemTemplate) throws {
+    /// Makes a folder and gives it its attributes; removes it again if that fails. Returns its status.
+    private func createDirectory(at path: FilePath, template: RemoteItemTemplate) throws -> FileStatus {
         try SystemCalls.makeDirectory(path, permissions: 0o700)
         do {
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, template.id.rawValue, of: path)
-            try Self.applyMode(template.mode, kind: .directory, to: path)
+            let (onDisk, storedMode) = Self.diskMode(template.mode, kind: .directory)
+            try StoredAttributes(id: template.id, mode: storedMode).write(to: path)
+            try SystemCalls.setPermissions(path, onDisk)
             try SystemCalls.setModificationTime(path, template.modificationTime)
+            return try SystemCalls.status(path)
         } catch {
             try? SystemCalls.removeDirectory(path)
             throw error
         }
     }
 
-    /// Makes a symlink and records its id; removes it again if that fails.
-    private mutating func createSymlink(at path: FilePath, template: RemoteItemTemplate) throws {
+    /// Makes a symlink and records its id; removes it again if that fails. Returns its status.
+    private mutating func createSymlink(at path: FilePath, template: RemoteItemTemplate) throws -> FileStatus {
         let target = template.symlinkTarget ?? ""
         try SystemCalls.makeSymlink(at: path, target: target)
         do {
             try SystemCalls.setModificationTime(path, template.modificationTime)
-            symlinkIDs.record(template.id, status: try SystemCalls.status(path), target: target)
+            let status = try SystemCalls.status(path)
+            symlinkIDs.record(template.id, status: status, target: target)
             try symlinkIDs.save()
+            return status
         } catch {
             if let status = try? SystemCalls.status(path) { symlinkIDs.forget(status) }
             SystemCalls.removeFileQuietly(path)
@@ -165,34 +168,39 @@ extension RemoteTree {
     /// Replaces a file's content with the `staged` file, atomically, if the file is still at `baseVersion`
     /// (otherwise `.conflict`: a remote change is never overwritten). The id stays; the revision goes up by one.
     mutating func replaceContents(
-        of item: LocatedItem, baseVersion: String, staged: FilePath, modificationTime: Timestamp?, retryTag: String?
-    ) throws -> LocatedItem {
+        of item: LocatedItem, baseVersion: String, staged: StagedUpload, modificationTime: Timestamp?,
+        retryTag: String?
+    ) throws -> (item: LocatedItem, renamed: Bool) {
         switch item.kind {
         case .directory: throw FolioError.isDirectory("\(item.name) (\(item.id)) has no content")
         case .symlink: throw FolioError.invalidArgument("\(item.name) (\(item.id)) is a symlink: it has no content")
         default: break
         }
-        let current = try remoteItem(for: item)
-        if current.version != baseVersion {
+        let attributes = try item.attributes ?? StoredAttributes.read(item.path)
+        var current = item
+        current.attributes = attributes
+        let currentVersion = try remoteItem(for: current).version
+        if currentVersion != baseVersion {
             // A retry of an upload that landed although its reply was lost: the remote already has exactly
             // this content, so there is nothing to do and no conflict.
-            if SystemCalls.sameContents(item.path, staged) { return item }
+            if SystemCalls.sameContents(item.path, staged.path) { return (current, false) }
             // Moved on from `baseVersion` only by this writer's own earlier attempt: not a conflict either.
-            guard Self.isUnchangedWrite(by: retryTag, at: item.path, version: current.version) else {
+            guard attributes.isWrite(by: retryTag, version: currentVersion) else {
                 throw FolioError.conflict(
-                    "\(item.name) (\(item.id)) is at version \(current.version) on the remote, not \(baseVersion)")
+                    "\(item.name) (\(item.id)) is at version \(currentVersion) on the remote, not \(baseVersion)")
             }
         }
-        let revision = try Self.revision(at: item.path) + 1
-        try SystemCalls.setExtendedAttribute(ItemAttributes.id, item.id.rawValue, of: staged)
-        try SystemCalls.setExtendedAttribute(ItemAttributes.revision, String(revision), of: staged)
-        try Self.applyMode(current.mode, kind: .file, to: staged)
-        if let modificationTime { try SystemCalls.setModificationTime(staged, modificationTime) }
-        try Self.stampWrite(by: retryTag, revision: revision, on: staged)
-        try SystemCalls.rename(staged, to: item.path)
+        let mode = Self.reportedMode(attributes.mode, status: item.status)
+        let (onDisk, storedMode) = Self.diskMode(mode, kind: .file)
+        let revision = attributes.revision + 1
+        let (status, written) = try staged.finish(onDisk: onDisk, modificationTime: modificationTime) {
+            Self.written(item.id, revision: revision, mode: storedMode, retryTag: retryTag, status: $0)
+        }
+        try SystemCalls.rename(staged.path, to: item.path)
         var replaced = item
-        replaced.status = try SystemCalls.status(item.path)
-        return replaced
+        replaced.status = status
+        replaced.attributes = written
+        return (replaced, true)
     }
 
     /// Checks a move or rename before anything changes: the name, the destination folder, that the destination
@@ -253,6 +261,7 @@ extension RemoteTree {
         }
         var result = item
         result.status = try SystemCalls.status(item.path)
+        if changes.mode != nil { result.attributes = nil }  // read again when needed
         return result
     }
 
@@ -274,12 +283,12 @@ extension RemoteTree {
         guard let item = try locate(id, in: container, rescanOnMiss: baseVersion != nil) else { return }
         let current = try remoteItem(for: item).version
         if let baseVersion, current != baseVersion,
-            !(item.kind == .file && Self.isUnchangedWrite(by: retryTag, at: item.path, version: current)) {
+            !(item.kind == .file && Self.isUnchangedWrite(by: retryTag, at: item, version: current)) {
             throw FolioError.conflict(
                 "\(item.name) (\(id)) changed on the remote: version \(current), not \(baseVersion)")
         }
         if baseVersion == nil, retryTag != nil, item.kind == .file,
-            !Self.isUnchangedWrite(by: retryTag, at: item.path, version: current) {
+            !Self.isUnchangedWrite(by: retryTag, at: item, version: current) {
             // Created by a create whose answer never came, and changed since by someone else.
             throw FolioError.conflict("\(item.name) (\(id)) was created on the remote and changed there since")
         }

@@ -14,6 +14,8 @@ extension RemoteTree {
         var symlinkTarget: String?
         /// The id found on it, then the id it keeps or gets.
         var id: ItemID?
+        /// The attributes found on it (`nil` for a symlink).
+        var attributes: StoredAttributes?
         /// The id found on it was dropped as a duplicate (a `cp -a` copy): its new id replaces it.
         var hadDuplicateID = false
     }
@@ -65,9 +67,10 @@ extension RemoteTree {
             }
             let parentID = object.parent.flatMap { objects[$0].id }
             let name = object.components.last ?? ""
+            // The attributes as read (an id given now changes none of what the item's description needs).
             let located = LocatedItem(
                 id: id, container: container, parentID: parentID, name: name, path: path, status: object.status,
-                symlinkTarget: object.symlinkTarget
+                symlinkTarget: object.symlinkTarget, attributes: object.attributes
             )
             do {
                 items.append(try remoteItem(for: located))
@@ -123,13 +126,13 @@ extension RemoteTree {
             let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
             if kind == .symlink && target == nil { continue }
             let stored: ItemID?
+            var attributes: StoredAttributes?
             if kind == .symlink, let target {
                 stored = symlinkIDs.id(of: status, target: target)
             } else {
                 do {
-                    stored = (try SystemCalls.extendedAttribute(ItemAttributes.id, of: path)).flatMap {
-                        $0.isEmpty ? nil : ItemID($0)
-                    }
+                    attributes = try StoredAttributes.read(path)
+                    stored = attributes?.id
                 } catch FolioError.notFound {
                     continue  // removed since it was listed
                 }
@@ -137,7 +140,7 @@ extension RemoteTree {
             objects.append(
                 ScannedObject(
                     components: components + [name], parent: parent, status: status, symlinkTarget: target,
-                    id: stored
+                    id: stored, attributes: attributes
                 )
             )
             if kind == .directory {
@@ -240,12 +243,13 @@ extension RemoteTree {
             // An object without an id: create-only, since another process (a second Folio mount of this remote)
             // may give it an id at the same moment; the first one wins and both use it. An object whose id was
             // a duplicate (a `cp -a` copy) gets its new id written over the old one.
-            try SystemCalls.setExtendedAttribute(ItemAttributes.id, id.rawValue, of: path, onlyIfAbsent: !replacing)
+            var attributes = replacing ? try StoredAttributes.read(path) : StoredAttributes()
+            attributes.id = id
+            attributes.stamp = nil  // a copy is nobody's upload
+            try attributes.write(to: path, onlyIfAbsent: !replacing)
             return id
         } catch FolioError.exists {
-            if let stored = try? SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {
-                return ItemID(stored)
-            }
+            if let stored = try? StoredAttributes.read(path).id { return stored }
             return Self.derivedID(of: status)
         } catch {
             return Self.derivedID(of: status)

@@ -77,12 +77,17 @@ struct RemoteTree: Sendable {
         else { return nil }
         var path = try containerDirectory(container)
         for component in components { path.append(component) }
-        guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind,
-            try identity(at: path, status: status) == id
-        else { return nil }
+        guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { return nil }
+        var attributes: StoredAttributes?
+        if kind == .file || kind == .directory {
+            attributes = try StoredAttributes.read(path)
+            guard (attributes?.id ?? Self.derivedID(of: status)) == id else { return nil }
+        } else if try identity(at: path, status: status) != id {
+            return nil
+        }
         return LocatedItem(
             id: id, container: container, parentID: place.parentID, name: place.name, path: path, status: status,
-            symlinkTarget: kind == .symlink ? try SystemCalls.symlinkTarget(path) : nil
+            symlinkTarget: kind == .symlink ? try SystemCalls.symlinkTarget(path) : nil, attributes: attributes
         )
     }
 
@@ -93,10 +98,7 @@ struct RemoteTree: Sendable {
         case .symlink:
             return symlinkIDs.id(of: status, target: try SystemCalls.symlinkTarget(path))
         case .file, .directory:
-            if let stored = try SystemCalls.extendedAttribute(ItemAttributes.id, of: path), !stored.isEmpty {
-                return ItemID(stored)
-            }
-            return Self.derivedID(of: status)
+            return try StoredAttributes.read(path).id ?? Self.derivedID(of: status)
         default:
             return nil
         }
@@ -110,42 +112,40 @@ struct RemoteTree: Sendable {
     /// The provider's description of an item found on disk.
     func remoteItem(for item: LocatedItem) throws -> RemoteItem {
         let kind = item.kind
-        let revision = kind == .symlink ? 0 : try Self.revision(at: item.path)
+        let attributes = kind == .symlink ? StoredAttributes() : try item.attributes ?? StoredAttributes.read(item.path)
         return RemoteItem(
             id: item.id, container: item.container, parentID: item.parentID, name: item.name, kind: kind,
             size: kind == .file ? item.status.size : 0, modificationTime: item.status.modificationTime,
-            mode: kind == .symlink ? 0o777 : try Self.reportedMode(at: item.path, status: item.status),
+            mode: kind == .symlink ? 0o777 : Self.reportedMode(attributes.mode, status: item.status),
             symlinkTarget: item.symlinkTarget,
-            version: ItemAttributes.version(kind: kind, revision: revision, status: item.status)
+            version: ItemAttributes.version(kind: kind, revision: attributes.revision, status: item.status)
         )
     }
 
-    /// The revision counter of a file or folder (0 if it never changed through the provider).
-    static func revision(at path: FilePath) throws -> UInt64 {
-        try SystemCalls.extendedAttribute(ItemAttributes.revision, of: path).flatMap { UInt64($0) } ?? 0
+    /// The permission bits of an item: the bits asked for (`stored`) if the disk still holds them (plus the owner
+    /// bits the provider keeps), otherwise the bits on disk (someone changed them by hand).
+    static func reportedMode(_ stored: UInt32?, status: FileStatus) -> UInt32 {
+        guard let kind = status.kind, let stored, status.permissions == stored | ItemAttributes.ownerBits(for: kind)
+        else { return status.permissions }
+        return stored
     }
 
-    /// The permission bits of an item: the bits asked for if the disk still holds them (plus the owner bits the
-    /// provider keeps), otherwise the bits on disk (someone changed them by hand).
-    static func reportedMode(at path: FilePath, status: FileStatus) throws -> UInt32 {
-        guard let kind = status.kind,
-            let stored = try SystemCalls.extendedAttribute(ItemAttributes.mode, of: path),
-            let requested = UInt32(stored, radix: 8),
-            status.permissions == requested | ItemAttributes.ownerBits(for: kind)
-        else { return status.permissions }
-        return requested
+    /// The bits to set on disk for `mode` (with the owner bits the provider needs), and the bits to store when
+    /// they differ from those.
+    static func diskMode(_ mode: UInt32, kind: ItemKind) -> (onDisk: UInt32, stored: UInt32?) {
+        let requested = mode & 0o7777
+        let onDisk = requested | ItemAttributes.ownerBits(for: kind)
+        return (onDisk, onDisk == requested ? nil : requested)
     }
 
     /// Sets the permission bits of a file or folder: on disk with the owner bits the provider needs, and the
-    /// requested bits in an xattr when they differ.
+    /// requested bits in its attributes when they differ.
     static func applyMode(_ mode: UInt32, kind: ItemKind, to path: FilePath) throws {
-        let requested = mode & 0o7777
-        let onDisk = requested | ItemAttributes.ownerBits(for: kind)
+        let (onDisk, stored) = diskMode(mode, kind: kind)
         try SystemCalls.setPermissions(path, onDisk)
-        if onDisk == requested {
-            try SystemCalls.removeExtendedAttribute(ItemAttributes.mode, of: path)
-        } else {
-            try SystemCalls.setExtendedAttribute(ItemAttributes.mode, String(requested, radix: 8), of: path)
-        }
+        var attributes = try StoredAttributes.read(path)
+        guard attributes.mode != stored else { return }
+        attributes.mode = stored
+        try attributes.write(to: path)
     }
 }

@@ -245,6 +245,17 @@ enum SystemCalls {
         guard result == 0 else { throw lastError("setxattr \(name)", path) }
     }
 
+    /// Sets an extended attribute of an open file.
+    static func setExtendedAttribute(
+        _ name: String, _ value: String, of descriptor: FileDescriptor, path: FilePath
+    ) throws {
+        let bytes = Array(value.utf8)
+        let result = bytes.withUnsafeBytes {
+            LibcExtras.fsetxattr(descriptor.rawValue, name, $0.baseAddress, $0.count, 0)
+        }
+        guard result == 0 else { throw lastError("fsetxattr \(name)", path) }
+    }
+
     /// Removes an extended attribute of `path` itself; an absent attribute is fine.
     static func removeExtendedAttribute(_ name: String, of path: FilePath) throws {
         guard LibcExtras.lremovexattr(path.string, name) == 0 || Glibc.errno == ENODATA else {

@@ -15,8 +15,8 @@ final class InotifyWatcher {
         eventsPath = directory + "/events-\(UUID().uuidString.prefix(8))"
         process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
         process.arguments = ["-m"] + arguments
-        FileManager.default.createFile(atPath: eventsPath, contents: nil)
-        FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: eventsPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: eventsPath + ".err", contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath + ".err"))
         try process.run()

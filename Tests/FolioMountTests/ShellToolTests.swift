@@ -42,8 +42,10 @@ final class ShellToolTests: MountTestCase {
         fixture.waitForUploads()
         XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("doc.txt"), encoding: .utf8), "three\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath(".doc.txt.swp")))
-        let remoteID = Shell.check("getfattr --only-values -n user.folio.id '\(fixture.remotePath("doc.txt"))'")
-        XCTAssertEqual(remoteID, id, "the remote item keeps its id through the save")
+        // The local provider keeps `<rev> <mode> <stamp> <id>` in `user.folio`.
+        let remoteAttributes = Shell.check("getfattr --only-values -n user.folio '\(fixture.remotePath("doc.txt"))'")
+        XCTAssertEqual(remoteAttributes.split(separator: " ").last.map(String.init), id,
+                       "the remote item keeps its id through the save")
     }
 
     func testTarExtractMatchesOriginal() throws {

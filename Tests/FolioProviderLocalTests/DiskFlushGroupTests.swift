@@ -31,6 +31,34 @@ final class DiskFlushGroupTests: XCTestCase {
         XCTAssertEqual(group.flushCount, shared + 1)
     }
 
+    func testAFlushWaitsForTheUploadsInProgress() async throws {
+        // Two uploads in progress: the first to ask waits for the second (within the linger limit, here a
+        // minute), and one flush covers both. Without the wait the first flush would run alone.
+        let calls = Atomic<Int>(0)
+        let group = DiskFlushGroup(descriptor: -1, linger: 60_000_000) { _ in
+            calls.add(1, ordering: .sequentiallyConsistent)
+            return 0
+        }
+        group.uploadStarted()
+        group.uploadStarted()
+        let first = Task { try await group.flush() }
+        for _ in 0..<10_000 where group.waitingCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        XCTAssertEqual(group.waitingCount, 1)
+        // Nothing flushes while the second upload has not asked (a slow machine could hide a flush that runs
+        // too early, never fail this).
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(calls.load(ordering: .sequentiallyConsistent), 0, "a flush did not wait for the uploads")
+        try await group.flush()
+        try await first.value
+        XCTAssertEqual(calls.load(ordering: .sequentiallyConsistent), 1)
+        // An upload that ends without asking (it failed, or had nothing to flush) no longer holds a flush back.
+        let third = Task { try await group.flush() }
+        group.uploadEnded()
+        try await third.value
+        XCTAssertEqual(calls.load(ordering: .sequentiallyConsistent), 2)
+        group.uploadEnded()
+    }
+
     func testAFailingFlushFailsItsCallers() async {
         let group = DiskFlushGroup(descriptor: -1) { LibcExtras.syncfs($0) }
         do {

@@ -274,10 +274,76 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertTrue(changed.version.hasPrefix("2-"), changed.version)
         XCTAssertEqual(changed.id, created.id)
         let path = FilePath(remote.path("doc.txt"))
-        XCTAssertEqual(try SystemCalls.extendedAttribute(ItemAttributes.id, of: path), created.id.rawValue)
-        XCTAssertEqual(try SystemCalls.extendedAttribute(ItemAttributes.revision, of: path), "2")
+        XCTAssertEqual(try StoredAttributes.read(path).id, created.id)
+        XCTAssertEqual(try StoredAttributes.read(path).revision, 2)
         let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
         XCTAssertEqual(staged, [], "uploads left behind in staging")
+    }
+
+    func testAttributesFitInTheInode() async throws {
+        // ext4 keeps about 64 bytes of attributes in the inode; more costs every file a block of its own.
+        let provider = try remote.provider()
+        let bytes = [UInt8](repeating: 7, count: 4096)
+        var template = remote.template("small.bin")
+        template.retryTag = "\(UUID().uuidString)@new"
+        _ = try await provider.createItem(template, contents: try remote.contentFile(bytes))
+        let plain = remote.path("plain.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: plain))
+        var uploaded = stat()
+        var written = stat()
+        XCTAssertEqual(lstat(remote.path("small.bin"), &uploaded), 0)
+        XCTAssertEqual(lstat(plain, &written), 0)
+        XCTAssertEqual(uploaded.st_blocks, written.st_blocks, "the uploaded file takes more disk than its content")
+        let encoded = try XCTUnwrap(
+            SystemCalls.extendedAttribute(StoredAttributes.name, of: FilePath(remote.path("small.bin"))))
+        XCTAssertLessThanOrEqual(encoded.utf8.count, 64, encoded)
+    }
+
+    func testAttributesWrittenBeforeTheyWereOneAreStillRead() async throws {
+        // A file as an older Folio left it: id, revision, mode and the stamp of its own write in four attributes.
+        try remote.writeByHand("old", to: "legacy.txt")
+        let path = FilePath(remote.path("legacy.txt"))
+        let id = ItemID.generate()
+        try SystemCalls.setExtendedAttribute(StoredAttributes.Legacy.id, id.rawValue, of: path)
+        try SystemCalls.setExtendedAttribute(StoredAttributes.Legacy.revision, "4", of: path)
+        try SystemCalls.setExtendedAttribute(StoredAttributes.Legacy.mode, "400", of: path)
+        try SystemCalls.setPermissions(path, 0o600)
+        let provider = try remote.provider()
+        let items = try await provider.enumerateItems(in: .drive).items
+        let listed = try XCTUnwrap(items.first { $0.name == "legacy.txt" })
+        XCTAssertEqual(listed.id, id)
+        XCTAssertTrue(listed.version.hasPrefix("4-"), listed.version)
+        XCTAssertEqual(listed.mode, 0o400)
+        try SystemCalls.setExtendedAttribute(
+            StoredAttributes.Legacy.writtenBy, "\(listed.version) me@3-old", of: path)
+        // The legacy record of this writer's own write is recognized; the new content is written in one attribute.
+        let changed = try await provider.modifyItem(
+            id, in: .drive, baseVersion: "3-old", changes: RemoteItemChanges(retryTag: "me@3-old"),
+            contents: try remote.contentFile("new"))
+        XCTAssertEqual(changed.id, id)
+        XCTAssertTrue(changed.version.hasPrefix("5-"), changed.version)
+        XCTAssertEqual(changed.mode, 0o400)
+        let stored = try StoredAttributes.read(path)
+        XCTAssertEqual(stored.id, id)
+        XCTAssertEqual(stored.revision, 5)
+        XCTAssertNotNil(try SystemCalls.extendedAttribute(StoredAttributes.name, of: path))
+    }
+
+    func testStoredAttributesEncodeAndRefuseMalformedValues() {
+        let full = StoredAttributes(id: ItemID("a b"), revision: 12, mode: 0o400, stamp: 0xabc)
+        XCTAssertEqual(full.encoded, "12 400 abc a b")
+        XCTAssertEqual(StoredAttributes(encoded: full.encoded), full)
+        let bare = StoredAttributes(id: ItemID("x"))
+        XCTAssertEqual(bare.encoded, "0 - - x")
+        XCTAssertEqual(StoredAttributes(encoded: bare.encoded), bare)
+        for malformed in ["", "1", "1 - -", "x - - id", "1 9 - id", "1 - z id"] {
+            XCTAssertNil(StoredAttributes(encoded: malformed), malformed)
+        }
+        XCTAssertTrue(full.isWrite(by: nil, version: "v") == false)
+        let stamped = StoredAttributes(stamp: StoredAttributes.stamp(version: "1-2-3", retryTag: "me@new"))
+        XCTAssertTrue(stamped.isWrite(by: "me@new", version: "1-2-3"))
+        XCTAssertFalse(stamped.isWrite(by: "me@new", version: "1-2-4"))
+        XCTAssertFalse(stamped.isWrite(by: "you@new", version: "1-2-3"))
     }
 
     // MARK: Scans
@@ -346,7 +412,7 @@ final class LocalProviderTests: XCTestCase {
         let file = try XCTUnwrap(first.first { $0.name == "copied.txt" })
         XCTAssertEqual(file.parentID, folder.id)
         XCTAssertEqual(
-            try SystemCalls.extendedAttribute(ItemAttributes.id, of: FilePath(remote.path("Inbox/copied.txt"))),
+            try StoredAttributes.read(FilePath(remote.path("Inbox/copied.txt"))).id?.rawValue,
             file.id.rawValue
         )
 
@@ -372,7 +438,7 @@ final class LocalProviderTests: XCTestCase {
         copy.waitUntilExit()
         XCTAssertEqual(copy.terminationStatus, 0)
         XCTAssertEqual(
-            try SystemCalls.extendedAttribute(ItemAttributes.id, of: FilePath(remote.path("copy.txt"))),
+            try StoredAttributes.read(FilePath(remote.path("copy.txt"))).id?.rawValue,
             original.id.rawValue, "cp -a should have copied the id xattr (test premise)"
         )
 

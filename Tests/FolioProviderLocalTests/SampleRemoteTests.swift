@@ -57,7 +57,7 @@ final class SampleRemoteTests: XCTestCase {
             var itemPath = remote.root.appending("com.folio.drive")
             for component in path(of: item).split(separator: "/") { itemPath.append(String(component)) }
             XCTAssertEqual(
-                try SystemCalls.extendedAttribute(ItemAttributes.id, of: itemPath), item.id.rawValue,
+                try StoredAttributes.read(itemPath).id, item.id,
                 "\(path(of: item)) has no stored id"
             )
         }
