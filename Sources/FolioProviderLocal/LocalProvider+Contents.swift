@@ -80,7 +80,12 @@ extension LocalProvider {
     /// discards it. A small file is made durable with the other uploads in flight (``DiskFlushGroup``), and its
     /// new name should be too; a big one gets an `fsync` of its own, which does not write out everything else
     /// the disk has pending (such as the version it is uploaded from).
-    func stage(_ contents: FilePath, simulation: NetworkSimulation, what: String) async throws -> StagedUpload {
+    /// `prepare` runs once the content is copied, before it is flushed (a create gives the file its attributes
+    /// there, outside the tree's lock).
+    func stage(
+        _ contents: FilePath, simulation: NetworkSimulation, what: String,
+        prepare: (inout StagedUpload) throws -> Void = { _ in }
+    ) async throws -> StagedUpload {
         let staged = layout.staging.appending(ItemName.internalPrefix + "upload-" + UUID().uuidString)
         let input: FileDescriptor
         do {
@@ -101,10 +106,12 @@ extension LocalProvider {
             let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
             let size = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
             let isSmall = size < DiskFlushGroup.smallFileLimit
+            var upload = StagedUpload(path: staged, descriptor: output, isSmall: isSmall)
+            try prepare(&upload)
             if !isSmall, fsync(output.rawValue) != 0 { throw SystemCalls.lastError("fsync", staged) }
             // The content is on disk before it is renamed into place.
             if isSmall { try await diskFlush.flush() }
-            return StagedUpload(path: staged, descriptor: output, isSmall: isSmall)
+            return upload
         } catch let error as Errno {
             StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)
             throw FolioError.system(error, "stage the \(what)")

@@ -11,10 +11,10 @@ import SystemPackage
 ///   public container named by its id);
 /// - `DIR/.folio/` holds the provider's own state (simulation override, symlink ids, uploads being staged).
 ///
-/// Items keep their id in the `user.folio.id` xattr, so ids survive renames and moves, also across containers
-/// and also when made by hand on the remote directory. Symlinks, which cannot carry `user.` xattrs on Linux,
-/// are identified by device and inode in `DIR/.folio/symlink-ids.json`. A file's version is
-/// `"<rev>-<mtime ns>-<size>"` where rev (xattr `user.folio.rev`) goes up with every content change made
+/// Items keep their id in the `user.folio` xattr (``StoredAttributes``), so ids survive renames and moves, also
+/// across containers and also when made by hand on the remote directory. Symlinks, which cannot carry `user.`
+/// xattrs on Linux, are identified by device and inode in `DIR/.folio/symlink-ids.json`. A file's version is
+/// `"<rev>-<mtime ns>-<size>"` where rev (kept in the same xattr) goes up with every content change made
 /// through the provider, so even a change that keeps size and mtime gets a new version.
 ///
 /// Content is uploaded into `DIR/.folio/staging/` and renamed into place, so nobody ever sees a partial file;
@@ -95,18 +95,29 @@ public final class LocalProvider: Provider {
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         let simulation = try await gate.admit("create \(template.name)", writes: true)
         try ItemName.validate(template.name)
-        // A retry of a create that landed: only new content (compared once staged) can change the item.
-        if let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }),
-            existing.kind != .file || contents == nil {
+        // A retry of a create that landed: only new content (compared once staged, in `RemoteTree.create`) can
+        // change the item; without content there is nothing to stage.
+        if template.kind != .file || contents == nil,
+            let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
             return try tree.withLock { try $0.remoteItem(for: existing) }
         }
         diskFlush.uploadStarted()
         defer { diskFlush.uploadEnded() }
+        // A new file gets its mode, time and attributes where nobody sees it yet, before the tree's lock.
+        let prepare = { (staged: inout StagedUpload) throws in _ = try RemoteTree.prepareNewFile(&staged, template) }
         var staged: StagedUpload?
         if template.kind == .file, let contents {
-            staged = try await stage(contents, simulation: simulation, what: "upload of \(template.name)")
+            staged = try await stage(
+                contents, simulation: simulation, what: "upload of \(template.name)", prepare: prepare)
         } else if template.kind == .file {
-            staged = try stageEmptyFile()
+            var empty = try stageEmptyFile()
+            do {
+                try prepare(&empty)
+            } catch {
+                empty.discard(renamed: false)
+                throw error
+            }
+            staged = empty
         }
         let created: RemoteItem
         do {

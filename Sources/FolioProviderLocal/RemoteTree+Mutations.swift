@@ -114,16 +114,26 @@ extension RemoteTree {
         )
     }
 
-    /// Gives a staged file its attributes where nobody sees it yet, then links it into place without replacing;
+    /// Gives the staged content of a new file its mode, time and attributes (the first revision of
+    /// `template`'s item).
+    @discardableResult
+    static func prepareNewFile(
+        _ staged: inout StagedUpload, _ template: RemoteItemTemplate
+    ) throws -> (status: FileStatus, attributes: StoredAttributes) {
+        let (onDisk, storedMode) = diskMode(template.mode, kind: .file)
+        return try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime) {
+            written(template.id, revision: 1, mode: storedMode, retryTag: template.retryTag, status: $0)
+        }
+    }
+
+    /// Links a staged file into place without replacing (given its attributes first, unless that was done);
     /// returns its status and attributes.
     private func createFile(
         at path: FilePath, template: RemoteItemTemplate, staged: StagedUpload
     ) throws -> (FileStatus, StoredAttributes) {
         do {
-            let (onDisk, storedMode) = Self.diskMode(template.mode, kind: .file)
-            let finished = try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime) {
-                Self.written(template.id, revision: 1, mode: storedMode, retryTag: template.retryTag, status: $0)
-            }
+            var staged = staged
+            let finished = try staged.finished ?? Self.prepareNewFile(&staged, template)
             try SystemCalls.renameWithoutReplacing(staged.path, to: path)
             return finished
         } catch let error as Errno {
@@ -193,6 +203,7 @@ extension RemoteTree {
         let mode = Self.reportedMode(attributes.mode, status: item.status)
         let (onDisk, storedMode) = Self.diskMode(mode, kind: .file)
         let revision = attributes.revision + 1
+        var staged = staged
         let (status, written) = try staged.finish(onDisk: onDisk, modificationTime: modificationTime) {
             Self.written(item.id, revision: revision, mode: storedMode, retryTag: retryTag, status: $0)
         }

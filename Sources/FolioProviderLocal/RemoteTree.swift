@@ -5,7 +5,7 @@ import SystemPackage
 /// symlink ids. All of it is synchronous file system work, done under the provider's lock (never across an
 /// `await`), so each check-then-act below is atomic with respect to the provider's other calls.
 ///
-/// Identity: files and folders carry their id in the `user.folio.id` xattr, which renames and moves keep;
+/// Identity: files and folders carry their id in the `user.folio` xattr, which renames and moves keep;
 /// symlinks are identified through ``SymlinkIDStore``. Objects found without an id (copied into the remote by
 /// hand) get one on the next scan; a copy that brought another item's id along (`cp -a`) gets a new one.
 struct RemoteTree: Sendable {

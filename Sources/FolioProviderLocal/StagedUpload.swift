@@ -12,12 +12,15 @@ struct StagedUpload: Sendable {
     let descriptor: FileDescriptor
     /// Whether it is made durable with the other uploads in flight (``DiskFlushGroup``) rather than on its own.
     let isSmall: Bool
+    /// Its status and attributes once ``finish(onDisk:modificationTime:attributes:)`` gave it them.
+    private(set) var finished: (status: FileStatus, attributes: StoredAttributes)?
 
     /// Gives the file the bits `onDisk` and the modification time `time` (if any), then the attributes
     /// `attributes` makes from its final status; returns that status and those attributes.
-    func finish(
+    @discardableResult
+    mutating func finish(
         onDisk mode: UInt32, modificationTime time: Timestamp?, attributes: (FileStatus) -> StoredAttributes
-    ) throws -> (FileStatus, StoredAttributes) {
+    ) throws -> (status: FileStatus, attributes: StoredAttributes) {
         guard fchmod(descriptor.rawValue, mode_t(mode & 0o7777)) == 0 else {
             throw SystemCalls.lastError("fchmod", path)
         }
@@ -31,6 +34,7 @@ struct StagedUpload: Sendable {
         let status = try SystemCalls.status(of: descriptor, path: path)
         let stored = attributes(status)
         try stored.write(to: descriptor, path: path)
+        finished = (status, stored)
         return (status, stored)
     }
 
