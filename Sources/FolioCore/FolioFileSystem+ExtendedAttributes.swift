@@ -93,7 +93,7 @@ extension FolioFileSystem {
                 node.xattrs[name] = value
             }
             node.changeTime = .now()
-            try saveDeferred(node, state: &state)
+            saveDeferred(node, state: &state)
         }
     }
 
@@ -106,14 +106,14 @@ extension FolioFileSystem {
             if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }
             guard node.xattrs.removeValue(forKey: name) != nil else { throw .noAttribute(name) }
             node.changeTime = .now()
-            try saveDeferred(node, state: &state)
+            saveDeferred(node, state: &state)
         }
     }
 
     /// Keeps a change the store may learn of a moment later: in memory at once, in the store with the next group
     /// write. For attribute-only changes, and for an upload's outcome (lost in a crash, the upload is retried and
     /// the provider recognizes its own write by the retry tag).
-    func saveDeferred(_ node: Node, state: inout State) throws(FolioError) {
+    func saveDeferred(_ node: Node, state: inout State) {
         if state.nodes[node.ino] != nil {
             state.nodes[node.ino] = node
             deferPersistence(node.ino, state: &state)

@@ -371,12 +371,7 @@ extension FolioFileSystem {
             }
         }
         // Written with the next group write: lost in a crash, the upload is simply made again.
-        do {
-            try saveDeferred(node, state: &state)
-        } catch {
-            logger.error("cannot record upload of \(node.name): \(error)")
-            state.nodes[ino] = node
-        }
+        saveDeferred(node, state: &state)
     }
 
     // MARK: Remote items
@@ -439,7 +434,7 @@ extension FolioFileSystem {
                             // New content on the remote while only a metadata change of ours waits (a metadata
                             // change never conflicts): the content is taken; the local name, mode and time stay,
                             // to be sent.
-                            if let file = node.contentFile, state.openCount(ino) == 0 { cache.remove(file) }
+                            if let file = node.contentFile, state.openCount(ino) == 0 { discardContent(file, state: &state) }
                             node.contentFile = nil
                             node.state = .placeholder
                             node.size = item.size
@@ -474,7 +469,7 @@ extension FolioFileSystem {
                         node.container = container.id
                         node.remoteContainer = container.id
                         if contentChanged {
-                            if let file = node.contentFile, state.openCount(ino) == 0 { cache.remove(file) }
+                            if let file = node.contentFile, state.openCount(ino) == 0 { discardContent(file, state: &state) }
                             node.contentFile = nil
                             node.state = .placeholder
                             node.size = item.size
@@ -534,7 +529,7 @@ extension FolioFileSystem {
                 if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node
                 } else if let file = node.contentFile {
-                    cache.remove(file)
+                    discardContent(file, state: &state)
                 }
             }
             try persist(batch, state: &state)

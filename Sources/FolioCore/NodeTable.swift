@@ -15,7 +15,12 @@ struct NodeTable: Sendable {
     subscript(ino: UInt64) -> Node? {
         get { storage[ino] }
         set {
-            let old = newValue.map { storage.updateValue($0, forKey: ino) } ?? storage.removeValue(forKey: ino)
+            let old: Node?
+            if let newValue {
+                old = storage.updateValue(newValue, forKey: ino)
+            } else {
+                old = storage.removeValue(forKey: ino)
+            }
             count(old, -1)
             count(newValue, 1)
             if let node = newValue, node.hasPendingUpload {

@@ -121,6 +121,15 @@ extension LocalProvider {
         }
     }
 
+    /// Whether content at `contents` (none: `nil`) is small enough to be made durable with the other uploads
+    /// (``DiskFlushGroup/smallFileLimit``); a file that cannot be read counts as small (its upload fails soon).
+    static func isSmall(_ contents: FilePath?) -> Bool {
+        guard let contents else { return true }
+        var raw = stat()
+        guard stat(contents.string, &raw) == 0 else { return true }
+        return Int64(raw.st_size) < DiskFlushGroup.smallFileLimit
+    }
+
     /// An empty file in the staging directory, open (the content of a file created without any).
     func stageEmptyFile() throws -> StagedUpload {
         let staged = layout.staging.appending(ItemName.internalPrefix + "empty-" + UUID().uuidString)
@@ -141,7 +150,8 @@ extension LocalProvider {
         let dayAgo = Timestamp.now().seconds - 86_400
         for name in names where ItemName.isInternal(name) {
             let path = staging.appending(name)
-            if let status = try? SystemCalls.statusIfPresent(path), status.modificationTime.seconds < dayAgo {
+            // By change time: a staged file carries its document's modification time, however old.
+            if let status = try? SystemCalls.statusIfPresent(path), status.changeTime.seconds < dayAgo {
                 SystemCalls.removeFileQuietly(path)
             }
         }

@@ -101,8 +101,10 @@ public final class LocalProvider: Provider {
             let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
             return try tree.withLock { try $0.remoteItem(for: existing) }
         }
-        diskFlush.uploadStarted()
-        defer { diskFlush.uploadEnded() }
+        // Flushed with the other uploads in progress, unless the content is big (it gets its own `fsync`).
+        let flushesTogether = Self.isSmall(contents)
+        if flushesTogether { diskFlush.uploadStarted() }
+        defer { if flushesTogether { diskFlush.uploadEnded() } }
         // A new file gets its mode, time and attributes where nobody sees it yet, before the tree's lock.
         let prepare = { (staged: inout StagedUpload) throws in _ = try RemoteTree.prepareNewFile(&staged, template) }
         var staged: StagedUpload?
@@ -121,8 +123,9 @@ public final class LocalProvider: Provider {
         }
         let created: RemoteItem
         do {
-            created = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
-            staged?.discard(renamed: true)
+            let renamed: Bool
+            (created, renamed) = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
+            staged?.discard(renamed: renamed)
         } catch {
             staged?.discard(renamed: false)
             throw error
@@ -140,9 +143,10 @@ public final class LocalProvider: Provider {
     ) async throws -> RemoteItem {
         let simulation = try await gate.admit("modify \(id)", writes: true)
         if let name = changes.name { try ItemName.validate(name) }
-        // New content is flushed with the other uploads in progress.
-        if contents != nil { diskFlush.uploadStarted() }
-        defer { if contents != nil { diskFlush.uploadEnded() } }
+        // New content is flushed with the other uploads in progress, unless it is big.
+        let flushesTogether = contents != nil && Self.isSmall(contents)
+        if flushesTogether { diskFlush.uploadStarted() }
+        defer { if flushesTogether { diskFlush.uploadEnded() } }
         var staged: StagedUpload?
         if let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
@@ -175,7 +179,7 @@ public final class LocalProvider: Provider {
             let modified = try tree.remoteItem(for: item)
             if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
-                try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, at: item.path)
+                try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
             }
             return modified
         }

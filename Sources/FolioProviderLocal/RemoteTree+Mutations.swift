@@ -32,10 +32,10 @@ extension RemoteTree {
     /// content, superseded); changed by someone else, it is a `.conflict`.
     private mutating func retriedCreate(
         of existing: LocatedItem, _ template: RemoteItemTemplate, staged: StagedUpload?
-    ) throws -> RemoteItem {
+    ) throws -> (item: RemoteItem, renamed: Bool) {
         let current = try remoteItem(for: existing)
         guard existing.kind == .file, let staged, !SystemCalls.sameContents(existing.path, staged.path) else {
-            return current
+            return (current, false)
         }
         guard Self.isUnchangedWrite(by: template.retryTag, at: existing, version: current.version) else {
             throw FolioError.conflict(
@@ -44,16 +44,17 @@ extension RemoteTree {
         let replaced = try replaceContents(
             of: existing, baseVersion: current.version, staged: staged, modificationTime: template.modificationTime,
             retryTag: template.retryTag)
-        return try remoteItem(for: replaced.item)
+        return (try remoteItem(for: replaced.item), replaced.renamed)
     }
 
-    /// Records on the file at `path` that the upload tagged `retryTag` made its `version` (after a metadata
-    /// change gave it a new modification time).
-    static func stampWrite(by retryTag: String?, version: String, at path: FilePath) throws {
+    /// Records on `item` that the upload tagged `retryTag` made its `version` (after a metadata change gave it a
+    /// new modification time).
+    static func stampWrite(by retryTag: String?, version: String, on item: LocatedItem) throws {
         guard let retryTag else { return }
-        var attributes = try StoredAttributes.read(path)
+        var attributes = try StoredAttributes.read(item.path)
         attributes.stamp = StoredAttributes.stamp(version: version, retryTag: retryTag)
-        try attributes.write(to: path)
+        attributes.id = attributes.id ?? item.id
+        try attributes.write(to: item.path)
     }
 
     /// Whether `item`, now at `version`, is exactly what the upload tagged `retryTag` wrote.
@@ -72,10 +73,13 @@ extension RemoteTree {
             stamp: retryTag.map { StoredAttributes.stamp(version: version, retryTag: $0) })
     }
 
-    /// Creates an item from a template. A file's content is the `staged` file (moved into place), or empty.
-    /// A retried create (same id) returns the existing item; a name taken by another item is `.exists`.
-    /// Nothing is left half-created on failure.
-    mutating func create(_ template: RemoteItemTemplate, staged: StagedUpload?) throws -> RemoteItem {
+    /// Creates an item from a template. A file's content is the `staged` file (required; moved into place).
+    /// A retried create (same id) returns the existing item, with the staged content if that replaces this
+    /// writer's own first attempt; a name taken by another item is `.exists`. Also says whether the staged file
+    /// was moved into place (the caller removes it otherwise). Nothing is left half-created on failure.
+    mutating func create(
+        _ template: RemoteItemTemplate, staged: StagedUpload?
+    ) throws -> (item: RemoteItem, renamed: Bool) {
         try ItemName.validate(template.name)
         guard [.file, .directory, .symlink].contains(template.kind) else {
             throw FolioError.notSupported("a \(template.kind.rawValue) cannot be stored on a remote")
@@ -105,13 +109,14 @@ extension RemoteTree {
         }
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: parentID, name: template.name, isFile: template.kind == .file)
-        return try remoteItem(
+        let item = try remoteItem(
             for: LocatedItem(
                 id: template.id, container: template.container, parentID: parentID, name: template.name, path: path,
                 status: created.status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil,
                 attributes: created.attributes
             )
         )
+        return (item, staged != nil)
     }
 
     /// Gives the staged content of a new file its mode, time and attributes (the first revision of
@@ -265,7 +270,7 @@ extension RemoteTree {
     /// Applies permission and modification time changes (a symlink has no permissions of its own).
     mutating func applyAttributes(_ changes: RemoteItemChanges, to item: LocatedItem) throws -> LocatedItem {
         if let mode = changes.mode, item.kind != .symlink {
-            try Self.applyMode(mode, kind: item.kind, to: item.path)
+            try Self.applyMode(mode, kind: item.kind, to: item.path, id: item.id)
         }
         if let modificationTime = changes.modificationTime {
             try SystemCalls.setModificationTime(item.path, modificationTime)

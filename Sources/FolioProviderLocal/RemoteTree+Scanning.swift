@@ -250,6 +250,12 @@ extension RemoteTree {
             return id
         } catch FolioError.exists {
             if let stored = try? StoredAttributes.read(path).id { return stored }
+            // An attribute without a usable id (malformed, or written without one) is replaced, keeping what
+            // else it holds.
+            let value = try? SystemCalls.extendedAttribute(StoredAttributes.name, of: path)
+            var attributes = value.flatMap(StoredAttributes.init(encoded:)) ?? StoredAttributes()
+            attributes.id = id
+            if (try? attributes.write(to: path)) != nil { return id }
             return Self.derivedID(of: status)
         } catch {
             return Self.derivedID(of: status)

@@ -138,14 +138,15 @@ struct RemoteTree: Sendable {
         return (onDisk, onDisk == requested ? nil : requested)
     }
 
-    /// Sets the permission bits of a file or folder: on disk with the owner bits the provider needs, and the
-    /// requested bits in its attributes when they differ.
-    static func applyMode(_ mode: UInt32, kind: ItemKind, to path: FilePath) throws {
+    /// Sets the permission bits of the file or folder `id` at `path`: on disk with the owner bits the provider
+    /// needs, and the requested bits in its attributes when they differ.
+    static func applyMode(_ mode: UInt32, kind: ItemKind, to path: FilePath, id: ItemID) throws {
         let (onDisk, stored) = diskMode(mode, kind: kind)
         try SystemCalls.setPermissions(path, onDisk)
         var attributes = try StoredAttributes.read(path)
         guard attributes.mode != stored else { return }
         attributes.mode = stored
+        attributes.id = attributes.id ?? id  // never written without the id it is known by
         try attributes.write(to: path)
     }
 }

@@ -13,10 +13,10 @@ final class CoreHarness {
     private(set) var fileSystem: FolioFileSystem
     let configuration: FileSystemConfiguration
 
-    init(writeWait: Duration = .milliseconds(200)) throws {
+    init(writeWait: Duration = .milliseconds(200), groupWriteDelay: Duration = .milliseconds(20)) throws {
         directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        configuration = FileSystemConfiguration(writeWaitTimeout: writeWait)
+        configuration = FileSystemConfiguration(writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay)
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(
             store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),
@@ -29,6 +29,17 @@ final class CoreHarness {
 
     func remount() throws {
         fileSystem.flushDeferredWrites()
+        try reopen()
+    }
+
+    /// A new core over what the store holds now, without the group write the old one has pending: as a daemon
+    /// killed (`kill -9`) and started again. (Make the harness with a long `groupWriteDelay`, so the old core's
+    /// group write does not run meanwhile.)
+    func crashAndRestart() throws {
+        try reopen()
+    }
+
+    private func reopen() throws {
         try store.close()
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(

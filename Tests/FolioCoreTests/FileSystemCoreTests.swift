@@ -325,6 +325,68 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "and is still to be sent")
     }
 
+    /// An upload's outcome is written with the next group write; lost in a crash, the upload is made again from
+    /// the same base with the same retry tag (which the provider recognizes), and the remote version it made is
+    /// not taken for someone else's change meanwhile.
+    func testAnUploadOutcomeLostInACrashIsMadeAgainWithItsTag() async throws {
+        let core = try CoreHarness(groupWriteDelay: .seconds(3600))
+        try await core.write("doc.txt", "one")
+        let template = try XCTUnwrap(core.completeCreate(core.fileSystem.nextUploadWork(limit: 4)[0], version: "v1"))
+        core.fileSystem.flushDeferredWrites()
+        try await core.write("doc.txt", "two")
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .modify(_, _, _, let base, let changes, _, _, _) = try XCTUnwrap(work.first) else {
+            return XCTFail("expected a modify, got \(work.map(\.summary))")
+        }
+        XCTAssertEqual(base, "v1")
+        work[0].closeContents()
+        core.fileSystem.finishUpload(work[0], result: .success(RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
+            modificationTime: .now(), mode: 0o644, version: "v2")))
+        let ino = try core.ino("doc.txt")
+        XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized)
+        try core.crashAndRestart()
+        guard case .dirty = core.fileSystem.node(ino)?.state else {
+            return XCTFail("the outcome was written at once: \(String(describing: core.fileSystem.node(ino)?.state))")
+        }
+        // The remote already shows the upload's version: ours, maybe, so not a conflict.
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
+            modificationTime: .now(), mode: 0o644, version: "v2")]))
+        XCTAssertNotEqual(core.fileSystem.node(ino)?.state, .conflicted)
+        let again = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .modify(_, _, _, let retriedBase, let retried, _, _, _) = try XCTUnwrap(again.first) else {
+            return XCTFail("expected the modify again, got \(again.map(\.summary))")
+        }
+        again.forEach { $0.closeContents() }
+        XCTAssertEqual(retriedBase, "v1")
+        XCTAssertEqual(retried.retryTag, changes.retryTag)
+    }
+
+    /// The same for a metadata change alone (a `touch`): after the crash our own new version on the remote does
+    /// not replace the local content (the file would become a placeholder of what it already has).
+    func testAMetadataOutcomeLostInACrashKeepsTheContent() async throws {
+        let core = try CoreHarness(groupWriteDelay: .seconds(3600))
+        try await core.write("doc.txt", "one")
+        let template = try XCTUnwrap(core.completeCreate(core.fileSystem.nextUploadWork(limit: 4)[0], version: "v1"))
+        core.fileSystem.flushDeferredWrites()
+        let ino = try core.ino("doc.txt")
+        _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(permissions: 0o600), handle: nil)
+        core.fileSystem.flushDeferredWrites()
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        XCTAssertEqual(work.count, 1)
+        work.forEach { $0.closeContents() }
+        let touched = RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
+            modificationTime: .now(), mode: 0o600, version: "v1b")
+        core.fileSystem.finishUpload(work[0], result: .success(touched))
+        try core.crashAndRestart()
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [touched]))
+        XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized, "our own change was taken for new content")
+        let value = try await core.read("doc.txt")
+        XCTAssertEqual(value, "one")
+    }
+
     /// A delete that waited for a move to another container goes to that container.
     func testADeleteAfterAMoveToAnotherContainerFollowsIt() async throws {
         let core = try CoreHarness()

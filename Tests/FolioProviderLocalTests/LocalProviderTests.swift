@@ -226,6 +226,34 @@ final class LocalProviderTests: XCTestCase {
             XCTFail("a retried create overwrote an edit made by hand")
         } catch FolioError.conflict {}
         XCTAssertEqual(try String(contentsOfFile: remote.path("retried.txt"), encoding: .utf8), "edited")
+        let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
+        XCTAssertEqual(staged, [], "retried creates left their staged copies behind")
+    }
+
+    func testAStagedUploadOfAnOldDocumentIsNotTakenForAbandoned() async throws {
+        // A staged file carries its document's modification time, however old; a provider starting on the same
+        // remote (another mount) must not remove it while the upload is still at work.
+        let staging = remote.root.appending(".folio/staging")
+        _ = try remote.provider()
+        let staged = staging.appending(ItemName.internalPrefix + "upload-in-progress")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: staged.string))
+        try SystemCalls.setModificationTime(staged, Timestamp(seconds: 86_400 * 365, nanoseconds: 0))
+        _ = try remote.provider()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: staged.string), "an upload in progress was removed")
+    }
+
+    func testAMalformedAttributeIsReplacedByAnIDThatSticks() async throws {
+        try remote.writeByHand("x", to: "odd.txt")
+        let path = FilePath(remote.path("odd.txt"))
+        try SystemCalls.setExtendedAttribute(StoredAttributes.name, "not an attribute", of: path)
+        let provider = try remote.provider()
+        let firstScan = try await provider.enumerateItems(in: .drive).items
+        let first = try XCTUnwrap(firstScan.first { $0.name == "odd.txt" })
+        XCTAssertFalse(first.id.rawValue.hasPrefix("inode-"), "it kept an id derived from its inode: \(first.id)")
+        XCTAssertEqual(try StoredAttributes.read(path).id, first.id)
+        let secondScan = try await provider.enumerateItems(in: .drive).items
+        let second = try XCTUnwrap(secondScan.first { $0.name == "odd.txt" })
+        XCTAssertEqual(second.id, first.id)
     }
 
     func testAtomicSaveByHandKeepsTheItem() async throws {
