@@ -1,4 +1,6 @@
+@testable import FolioProviderLocal
 import Foundation
+import SystemPackage
 import XCTest
 
 /// DESIGN.md §2 "Placeholders": listing downloads nothing; open materializes once, with progress, without
@@ -20,8 +22,10 @@ final class PlaceholderTests: MountTestCase {
             """)
     }
 
+    /// An attribute read in this process (a `getfattr` run can come back seconds late, when its output pipe's end
+    /// is noticed late: a state polled that way would be stale, and a download could end before the test acts).
     private func attribute(_ name: String, _ path: String) -> String {
-        Shell.run("getfattr --only-values -n \(name) '\(path)'").stdout
+        ((try? SystemCalls.extendedAttribute(name, of: FilePath(path))) ?? nil) ?? ""
     }
 
     private var cachedFiles: [String] {

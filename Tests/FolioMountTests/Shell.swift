@@ -30,22 +30,31 @@ enum Shell {
         let outData = LockedData()
         let errData = LockedData()
         let ends = DispatchSemaphore(value: 0)
-        for (pipe, data) in [(out, outData), (err, errData)] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let chunk = handle.availableData
-                if chunk.isEmpty {
-                    handle.readabilityHandler = nil
-                    ends.signal()
-                } else {
-                    data.append(chunk)
-                }
-            }
-        }
         do {
             try process.run()
         } catch {
             XCTFail("cannot run \(script): \(error)", file: file, line: line)
             return CommandResult(status: -1, stdout: "", stderr: "")
+        }
+        // Each pipe is read to its end on a thread of its own, by blocking reads (a `readabilityHandler` sometimes
+        // heard of the end seconds late, which made a command's output arrive late and stale).
+        for (pipe, data) in [(out, outData), (err, errData)] {
+            let handle = SendableHandle(pipe.fileHandleForReading)  // kept open while the thread reads
+            Thread.detachNewThread {
+                let descriptor = handle.handle.fileDescriptor
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count > 0 {
+                        data.append(Data(buffer[0..<count]))
+                    } else if count < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        break
+                    }
+                }
+                ends.signal()
+            }
         }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
@@ -58,8 +67,6 @@ enum Shell {
         process.waitUntilExit()
         // Both pipes reach end of file unless a background grandchild still holds them: wait a little, not forever.
         for _ in 0..<2 { _ = ends.wait(timeout: .now() + 2) }
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
         return CommandResult(status: process.terminationStatus, stdout: outData.string, stderr: errData.string)
     }
 
@@ -85,6 +92,12 @@ enum Shell {
         }
         return condition()
     }
+}
+
+/// A file handle handed to the thread that reads it.
+struct SendableHandle: @unchecked Sendable {
+    let handle: FileHandle
+    init(_ handle: FileHandle) { self.handle = handle }
 }
 
 /// Bytes collected from a pipe on another thread.
