@@ -434,7 +434,9 @@ extension FolioFileSystem {
                             // New content on the remote while only a metadata change of ours waits (a metadata
                             // change never conflicts): the content is taken; the local name, mode and time stay,
                             // to be sent.
-                            if let file = node.contentFile, state.openCount(ino) == 0 { discardContent(file, state: &state) }
+                            if let file = node.contentFile, state.openCount(ino) == 0 {
+                                discardContent(file, state: &state)
+                            }
                             node.contentFile = nil
                             node.state = .placeholder
                             node.size = item.size
@@ -469,7 +471,9 @@ extension FolioFileSystem {
                         node.container = container.id
                         node.remoteContainer = container.id
                         if contentChanged {
-                            if let file = node.contentFile, state.openCount(ino) == 0 { discardContent(file, state: &state) }
+                            if let file = node.contentFile, state.openCount(ino) == 0 {
+                                discardContent(file, state: &state)
+                            }
                             node.contentFile = nil
                             node.state = .placeholder
                             node.size = item.size

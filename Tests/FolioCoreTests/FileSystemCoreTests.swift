@@ -331,7 +331,8 @@ final class FileSystemCoreTests: XCTestCase {
     func testAnUploadOutcomeLostInACrashIsMadeAgainWithItsTag() async throws {
         let core = try CoreHarness(groupWriteDelay: .seconds(3600))
         try await core.write("doc.txt", "one")
-        let template = try XCTUnwrap(core.completeCreate(core.fileSystem.nextUploadWork(limit: 4)[0], version: "v1"))
+        let created = core.fileSystem.nextUploadWork(limit: 4)
+        let template = try XCTUnwrap(core.completeCreate(created[0], version: "v1"))
         core.fileSystem.flushDeferredWrites()
         try await core.write("doc.txt", "two")
         let work = core.fileSystem.nextUploadWork(limit: 4)
@@ -347,7 +348,8 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized)
         try core.crashAndRestart()
         guard case .dirty = core.fileSystem.node(ino)?.state else {
-            return XCTFail("the outcome was written at once: \(String(describing: core.fileSystem.node(ino)?.state))")
+            let state = String(describing: core.fileSystem.node(ino)?.state)
+            return XCTFail("the outcome was written at once: \(state)")
         }
         // The remote already shows the upload's version: ours, maybe, so not a conflict.
         XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [RemoteItem(
@@ -368,7 +370,8 @@ final class FileSystemCoreTests: XCTestCase {
     func testAMetadataOutcomeLostInACrashKeepsTheContent() async throws {
         let core = try CoreHarness(groupWriteDelay: .seconds(3600))
         try await core.write("doc.txt", "one")
-        let template = try XCTUnwrap(core.completeCreate(core.fileSystem.nextUploadWork(limit: 4)[0], version: "v1"))
+        let created = core.fileSystem.nextUploadWork(limit: 4)
+        let template = try XCTUnwrap(core.completeCreate(created[0], version: "v1"))
         core.fileSystem.flushDeferredWrites()
         let ino = try core.ino("doc.txt")
         _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(permissions: 0o600), handle: nil)

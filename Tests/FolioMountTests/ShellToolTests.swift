@@ -43,7 +43,8 @@ final class ShellToolTests: MountTestCase {
         XCTAssertEqual(try String(contentsOfFile: fixture.remotePath("doc.txt"), encoding: .utf8), "three\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath(".doc.txt.swp")))
         // The local provider keeps `<rev> <mode> <stamp> <id>` in `user.folio`.
-        let remoteAttributes = Shell.check("getfattr --only-values -n user.folio '\(fixture.remotePath("doc.txt"))'")
+        let remoteAttributes = Shell.check(
+            "getfattr --only-values -n user.folio '\(fixture.remotePath("doc.txt"))'")
         XCTAssertEqual(remoteAttributes.split(separator: " ").last.map(String.init), id,
                        "the remote item keeps its id through the save")
     }
