@@ -428,14 +428,18 @@ extension FolioFileSystem {
                             conflictSeen = true
                             continue
                         }
+                        // Our own metadata change may have landed unseen (its answer lost, or the daemon killed
+                        // before its outcome was stored): then the remote has exactly our time and size.
+                        let maybeOurs = state.uncertainUploads.contains(node.itemID) && item.size == node.size
+                            && item.modificationTime == node.modificationTime
                         if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
                            node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
-                           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID) {
+                           !state.uploadsInFlight.contains(node.itemID), !maybeOurs {
                             // New content on the remote while only a metadata change of ours waits (a metadata
                             // change never conflicts): the content is taken; the local name, mode and time stay,
                             // to be sent.
                             if let file = node.contentFile, state.openCount(ino) == 0 {
-                                discardContent(file, state: &state)
+                                removeContentOnceStored(file, state: &state)
                             }
                             node.contentFile = nil
                             node.state = .placeholder
@@ -472,7 +476,7 @@ extension FolioFileSystem {
                         node.remoteContainer = container.id
                         if contentChanged {
                             if let file = node.contentFile, state.openCount(ino) == 0 {
-                                discardContent(file, state: &state)
+                                removeContentOnceStored(file, state: &state)
                             }
                             node.contentFile = nil
                             node.state = .placeholder
@@ -533,7 +537,7 @@ extension FolioFileSystem {
                 if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node
                 } else if let file = node.contentFile {
-                    discardContent(file, state: &state)
+                    removeContentOnceStored(file, state: &state)
                 }
             }
             try persist(batch, state: &state)

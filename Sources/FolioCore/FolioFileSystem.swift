@@ -313,6 +313,12 @@ public final class FolioFileSystem: Sendable {
         }
     }
 
+    /// Deletes a version file once the write that follows (which must come: the caller persists its batch next)
+    /// has stored the rows that no longer refer to it; if that write fails, the file stays until one succeeds.
+    func removeContentOnceStored(_ file: String, state: inout State) {
+        state.unsavedFileRemovals.append(file)
+    }
+
     /// Writes the staged changes and `batch` in one transaction, `batch` last; `durable` syncs it to disk
     /// (an empty durable batch makes every earlier write durable). The in-memory state is changed by the
     /// caller only after this succeeds.

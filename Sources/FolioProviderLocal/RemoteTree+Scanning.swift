@@ -229,6 +229,17 @@ extension RemoteTree {
         return replaced
     }
 
+    /// The id given to the object with `status` whose attribute `attribute` has no usable id: the same in every
+    /// process (FNV-1a of the device, inode and attribute).
+    static func repairedID(of status: FileStatus, attribute: String) -> ItemID {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(status.device):\(status.inode):\(attribute)".utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return ItemID("repaired-\(String(hash, radix: 16))")
+    }
+
     /// Gives an id to an object found without one: a new one, or `id` (the one of the file it replaced). For a
     /// file or folder whose xattr cannot be set (not ours to change), the id derived from its inode is used
     /// instead.
@@ -251,11 +262,12 @@ extension RemoteTree {
         } catch FolioError.exists {
             if let stored = try? StoredAttributes.read(path).id { return stored }
             // An attribute without a usable id (malformed, or written without one) is replaced, keeping what
-            // else it holds.
+            // else it holds, by an id made from the object and that value: another process repairing it at the
+            // same moment writes the same.
             let value = try? SystemCalls.extendedAttribute(StoredAttributes.name, of: path)
             var attributes = value.flatMap(StoredAttributes.init(encoded:)) ?? StoredAttributes()
-            attributes.id = id
-            if (try? attributes.write(to: path)) != nil { return id }
+            attributes.id = Self.repairedID(of: status, attribute: value ?? "")
+            if (try? attributes.write(to: path)) != nil, let stored = attributes.id { return stored }
             return Self.derivedID(of: status)
         } catch {
             return Self.derivedID(of: status)

@@ -374,20 +374,30 @@ final class FileSystemCoreTests: XCTestCase {
         let template = try XCTUnwrap(core.completeCreate(created[0], version: "v1"))
         core.fileSystem.flushDeferredWrites()
         let ino = try core.ino("doc.txt")
-        _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(permissions: 0o600), handle: nil)
+        let time = Timestamp(seconds: 1_700_000_000, nanoseconds: 5)
+        _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(modificationTime: time), handle: nil)
         core.fileSystem.flushDeferredWrites()
         let work = core.fileSystem.nextUploadWork(limit: 4)
         XCTAssertEqual(work.count, 1)
         work.forEach { $0.closeContents() }
+        // The provider's new version of the file: our time, the same size (a `touch` changes the version).
         let touched = RemoteItem(
             id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
-            modificationTime: .now(), mode: 0o600, version: "v1b")
+            modificationTime: time, mode: 0o644, version: "v1b")
         core.fileSystem.finishUpload(work[0], result: .success(touched))
         try core.crashAndRestart()
         XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [touched]))
         XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized, "our own change was taken for new content")
         let value = try await core.read("doc.txt")
         XCTAssertEqual(value, "one")
+        // Someone else's edit meanwhile (another size, another time) is still taken: a later save of ours must
+        // not be based on a version whose content we never had.
+        let theirs = RemoteItem(
+            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 6,
+            modificationTime: .now(), mode: 0o644, version: "v2")
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [theirs]))
+        XCTAssertEqual(core.fileSystem.node(ino)?.state, .placeholder, "their content was hidden by our touch")
+        XCTAssertEqual(core.fileSystem.node(ino)?.remoteVersion, "v2")
     }
 
     /// A delete that waited for a move to another container goes to that container.

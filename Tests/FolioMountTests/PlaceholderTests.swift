@@ -1,6 +1,4 @@
-@testable import FolioProviderLocal
 import Foundation
-import SystemPackage
 import XCTest
 
 /// DESIGN.md §2 "Placeholders": listing downloads nothing; open materializes once, with progress, without
@@ -25,7 +23,7 @@ final class PlaceholderTests: MountTestCase {
     /// An attribute read in this process (a `getfattr` run can come back seconds late, when its output pipe's end
     /// is noticed late: a state polled that way would be stale, and a download could end before the test acts).
     private func attribute(_ name: String, _ path: String) -> String {
-        ((try? SystemCalls.extendedAttribute(name, of: FilePath(path))) ?? nil) ?? ""
+        ExtendedAttributes.value(name, of: path) ?? ""
     }
 
     private var cachedFiles: [String] {

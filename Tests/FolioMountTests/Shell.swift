@@ -94,6 +94,23 @@ enum Shell {
     }
 }
 
+/// Reads extended attributes in this process (Glibc's Swift module does not export `<sys/xattr.h>`).
+enum ExtendedAttributes {
+    private typealias GetAttribute = @convention(c) (
+        UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int
+    ) -> Int
+    private static let lgetxattr: GetAttribute = unsafeBitCast(
+        dlsym(dlopen(nil, RTLD_NOW), "lgetxattr"), to: GetAttribute.self)
+
+    /// The value of `name` on `path` itself, or `nil` when it cannot be read.
+    static func value(_ name: String, of path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        let count = lgetxattr(path, name, &buffer, buffer.count)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+}
+
 /// A file handle handed to the thread that reads it.
 struct SendableHandle: @unchecked Sendable {
     let handle: FileHandle
