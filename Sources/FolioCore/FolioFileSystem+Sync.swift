@@ -439,7 +439,7 @@ extension FolioFileSystem {
                             // change never conflicts): the content is taken; the local name, mode and time stay,
                             // to be sent.
                             if let file = node.contentFile, state.openCount(ino) == 0 {
-                                removeContentOnceStored(file, state: &state)
+                                discardContent(file, state: &state)
                             }
                             node.contentFile = nil
                             node.state = .placeholder
@@ -476,7 +476,7 @@ extension FolioFileSystem {
                         node.remoteContainer = container.id
                         if contentChanged {
                             if let file = node.contentFile, state.openCount(ino) == 0 {
-                                removeContentOnceStored(file, state: &state)
+                                discardContent(file, state: &state)
                             }
                             node.contentFile = nil
                             node.state = .placeholder
@@ -537,7 +537,7 @@ extension FolioFileSystem {
                 if state.isReferenced(node.ino) {
                     state.orphans[node.ino] = node
                 } else if let file = node.contentFile {
-                    removeContentOnceStored(file, state: &state)
+                    discardContent(file, state: &state)
                 }
             }
             try persist(batch, state: &state)

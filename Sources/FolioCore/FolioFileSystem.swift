@@ -302,21 +302,13 @@ public final class FolioFileSystem: Sendable {
         if recovered { notifyUploader() }
     }
 
-    /// Deletes a version file no node refers to any more — once the store no longer refers to it either: while
-    /// the row that points to it is only staged, the file stays until that row is written (so a crash in
-    /// between never leaves a row pointing at a missing file; garbage collection at start removes leftovers).
+    /// Deletes a version file no node refers to any more — once the store no longer refers to it either: after
+    /// the next successful write (the caller's own, or the group write this schedules), so a crash or a failed
+    /// write in between never leaves a row pointing at a missing file (garbage collection at start removes
+    /// leftovers).
     func discardContent(_ file: String, state: inout State) {
-        if state.unsavedNodes.isEmpty {
-            cache.remove(file)
-        } else {
-            state.unsavedFileRemovals.append(file)
-        }
-    }
-
-    /// Deletes a version file once the write that follows (which must come: the caller persists its batch next)
-    /// has stored the rows that no longer refer to it; if that write fails, the file stays until one succeeds.
-    func removeContentOnceStored(_ file: String, state: inout State) {
         state.unsavedFileRemovals.append(file)
+        scheduleGroupWrite(state: &state)
     }
 
     /// Writes the staged changes and `batch` in one transaction, `batch` last; `durable` syncs it to disk
@@ -362,7 +354,11 @@ public final class FolioFileSystem: Sendable {
         combined.referenceDeletes = batch.referenceDeletes
         combined.conflictUpserts = batch.conflictUpserts
         combined.conflictDeletes = batch.conflictDeletes
-        guard !combined.isEmpty || durable else { return }
+        guard !combined.isEmpty || durable else {
+            // Nothing staged: the store already refers to none of the discarded files.
+            removeDiscardedContent(state: &state)
+            return
+        }
         do {
             try store.apply(combined, durable: durable)
         } catch {
@@ -374,6 +370,11 @@ public final class FolioFileSystem: Sendable {
         state.unsavedTombstones.removeAll()
         if writesRecents { state.virtual.lastUseUnsaved = false }
         state.storeFailure = nil
+        removeDiscardedContent(state: &state)
+    }
+
+    /// Deletes the version files ``discardContent(_:state:)`` kept until the store was written.
+    private func removeDiscardedContent(state: inout State) {
         for file in state.unsavedFileRemovals { cache.remove(file) }
         state.unsavedFileRemovals.removeAll()
     }

@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 import SystemPackage
 
@@ -37,11 +38,7 @@ public enum RuntimePaths {
 
     /// A short stable name derived from a path (FNV-1a), for socket and state folder names.
     public static func key(for path: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in path.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
+        let hash = StableHash.fnv1a(path)
         let base = (path as NSString).lastPathComponent.filter { $0.isLetter || $0.isNumber || $0 == "-" }
         return "\(base.prefix(32))-\(String(hash, radix: 16))"
     }

@@ -232,11 +232,7 @@ extension RemoteTree {
     /// The id given to the object with `status` whose attribute `attribute` has no usable id: the same in every
     /// process (FNV-1a of the device, inode and attribute).
     static func repairedID(of status: FileStatus, attribute: String) -> ItemID {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(status.device):\(status.inode):\(attribute)".utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
+        let hash = StableHash.fnv1a("\(status.device):\(status.inode):\(attribute)")
         return ItemID("repaired-\(String(hash, radix: 16))")
     }
 

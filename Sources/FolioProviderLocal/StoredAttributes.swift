@@ -69,12 +69,7 @@ struct StoredAttributes: Equatable, Sendable {
     /// The stamp of an upload tagged `retryTag` that left its item at `version` (FNV-1a, 64 bits: stable across
     /// processes and machines, unlike Swift's hashing).
     static func stamp(version: String, retryTag: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(version) \(retryTag)".utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return hash
+        StableHash.fnv1a("\(version) \(retryTag)")
     }
 
     /// Whether the upload tagged `retryTag` wrote the content this item has at `version`.

@@ -58,6 +58,26 @@ final class CoreHarness {
         return template
     }
 
+    /// Writes `path` and reports its create as uploaded at `version`, stored: a clean document on the provider.
+    func uploadedDocument(
+        _ path: String, _ content: String, version: String = "v1"
+    ) async throws -> RemoteItemTemplate {
+        try await write(path, content)
+        let work = try XCTUnwrap(fileSystem.nextUploadWork(limit: 4).first)
+        let template = try XCTUnwrap(completeCreate(work, version: version))
+        fileSystem.flushDeferredWrites()
+        return template
+    }
+
+    /// The provider's description of the file `template` made (at the container's root), at `version`.
+    static func remoteFile(
+        _ template: RemoteItemTemplate, size: Int64, modificationTime: Timestamp = .now(), version: String
+    ) -> RemoteItem {
+        RemoteItem(
+            id: template.id, container: template.container, parentID: nil, name: template.name, kind: .file,
+            size: size, modificationTime: modificationTime, mode: 0o644, version: version)
+    }
+
     static func context(_ process: Int32 = 100) -> RequestContext {
         RequestContext(uid: 0, gid: 0, processID: process)
     }

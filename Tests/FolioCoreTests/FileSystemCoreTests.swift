@@ -188,6 +188,35 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertNoThrow(try restarted.lookup(parent: 1, name: "d"))
     }
 
+    /// A remote change that replaces a document's content deletes the old version file only once the store no
+    /// longer refers to it: when that write fails, the stored row still finds its content (nothing is lost).
+    func testAFailedStoreWriteOfARemoteChangeKeepsTheContentTheStoreRefersTo() async throws {
+        let store = InMemoryMetadataStore()
+        let directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try ContentCache(directory: FilePath(directory))
+        let fileSystem = try FolioFileSystem(store: store, cache: cache, logger: Logger(label: "test"))
+        let (_, handle) = try fileSystem.createFile(
+            parent: 1, name: "doc.txt", permissions: 0o644, flags: O_WRONLY, context: CoreHarness.context())
+        _ = try Array("one".utf8).withUnsafeBytes { try fileSystem.write(handle, offset: 0, bytes: $0) }
+        try fileSystem.flush(handle, processID: 100)
+        try fileSystem.release(handle)
+        let work = try XCTUnwrap(fileSystem.nextUploadWork(limit: 4).first)
+        guard case .create(let ino, let template, _, _, _) = work else { return XCTFail("expected a create") }
+        work.closeContents()
+        fileSystem.finishUpload(work, result: .success(CoreHarness.remoteFile(template, size: 3, version: "v1")))
+        fileSystem.flushDeferredWrites()
+        let file = try XCTUnwrap(fileSystem.node(ino)?.contentFile)
+        store.failApplies(with: .noSpace("disk full"))
+        XCTAssertThrowsError(try fileSystem.applyEnumeration(
+            of: .drive, items: [CoreHarness.remoteFile(template, size: 6, version: "v2")]))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cache.path(of: file).string),
+                      "the content the store refers to was deleted before the store was written")
+        store.failApplies(with: nil)
+        let restarted = try FolioFileSystem(store: store, cache: cache, logger: Logger(label: "test"))
+        XCTAssertEqual(restarted.node(ino)?.contentFile, file)
+    }
+
     /// A commit is written with every namespace change staged before it: after a crash (no group write, no
     /// unmount) the store holds the folder, the file in it and its content.
     func testCommitWritesStagedChangesFirst() async throws {
@@ -330,10 +359,7 @@ final class FileSystemCoreTests: XCTestCase {
     /// not taken for someone else's change meanwhile.
     func testAnUploadOutcomeLostInACrashIsMadeAgainWithItsTag() async throws {
         let core = try CoreHarness(groupWriteDelay: .seconds(3600))
-        try await core.write("doc.txt", "one")
-        let created = core.fileSystem.nextUploadWork(limit: 4)
-        let template = try XCTUnwrap(core.completeCreate(created[0], version: "v1"))
-        core.fileSystem.flushDeferredWrites()
+        let template = try await core.uploadedDocument("doc.txt", "one")
         try await core.write("doc.txt", "two")
         let work = core.fileSystem.nextUploadWork(limit: 4)
         guard case .modify(_, _, _, let base, let changes, _, _, _) = try XCTUnwrap(work.first) else {
@@ -341,9 +367,8 @@ final class FileSystemCoreTests: XCTestCase {
         }
         XCTAssertEqual(base, "v1")
         work[0].closeContents()
-        core.fileSystem.finishUpload(work[0], result: .success(RemoteItem(
-            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
-            modificationTime: .now(), mode: 0o644, version: "v2")))
+        let landed = CoreHarness.remoteFile(template, size: 3, version: "v2")
+        core.fileSystem.finishUpload(work[0], result: .success(landed))
         let ino = try core.ino("doc.txt")
         XCTAssertEqual(core.fileSystem.node(ino)?.state, .materialized)
         try core.crashAndRestart()
@@ -352,9 +377,7 @@ final class FileSystemCoreTests: XCTestCase {
             return XCTFail("the outcome was written at once: \(state)")
         }
         // The remote already shows the upload's version: ours, maybe, so not a conflict.
-        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [RemoteItem(
-            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
-            modificationTime: .now(), mode: 0o644, version: "v2")]))
+        XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [landed]))
         XCTAssertNotEqual(core.fileSystem.node(ino)?.state, .conflicted)
         let again = core.fileSystem.nextUploadWork(limit: 4)
         guard case .modify(_, _, _, let retriedBase, let retried, _, _, _) = try XCTUnwrap(again.first) else {
@@ -369,10 +392,7 @@ final class FileSystemCoreTests: XCTestCase {
     /// not replace the local content (the file would become a placeholder of what it already has).
     func testAMetadataOutcomeLostInACrashKeepsTheContent() async throws {
         let core = try CoreHarness(groupWriteDelay: .seconds(3600))
-        try await core.write("doc.txt", "one")
-        let created = core.fileSystem.nextUploadWork(limit: 4)
-        let template = try XCTUnwrap(core.completeCreate(created[0], version: "v1"))
-        core.fileSystem.flushDeferredWrites()
+        let template = try await core.uploadedDocument("doc.txt", "one")
         let ino = try core.ino("doc.txt")
         let time = Timestamp(seconds: 1_700_000_000, nanoseconds: 5)
         _ = try core.fileSystem.setAttributesNow(ino, AttributeChanges(modificationTime: time), handle: nil)
@@ -381,9 +401,7 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(work.count, 1)
         work.forEach { $0.closeContents() }
         // The provider's new version of the file: our time, the same size (a `touch` changes the version).
-        let touched = RemoteItem(
-            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 3,
-            modificationTime: time, mode: 0o644, version: "v1b")
+        let touched = CoreHarness.remoteFile(template, size: 3, modificationTime: time, version: "v1b")
         core.fileSystem.finishUpload(work[0], result: .success(touched))
         try core.crashAndRestart()
         XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [touched]))
@@ -392,9 +410,7 @@ final class FileSystemCoreTests: XCTestCase {
         XCTAssertEqual(value, "one")
         // Someone else's edit meanwhile (another size, another time) is still taken: a later save of ours must
         // not be based on a version whose content we never had.
-        let theirs = RemoteItem(
-            id: template.id, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: 6,
-            modificationTime: .now(), mode: 0o644, version: "v2")
+        let theirs = CoreHarness.remoteFile(template, size: 6, version: "v2")
         XCTAssertTrue(try core.fileSystem.applyEnumeration(of: .drive, items: [theirs]))
         XCTAssertEqual(core.fileSystem.node(ino)?.state, .placeholder, "their content was hidden by our touch")
         XCTAssertEqual(core.fileSystem.node(ino)?.remoteVersion, "v2")
