@@ -82,6 +82,15 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Any error as Folio's: itself if it is one, otherwise `.io` with its description.
+    public init(_ error: any Error) {
+        if let error = error as? FolioError {
+            self = error
+        } else {
+            self = .io("\(error)")
+        }
+    }
+
     /// Wraps a failed system call.
     public static func system(_ errno: Errno, _ context: String) -> FolioError {
         switch errno {

@@ -26,6 +26,11 @@ public protocol Provider: Sendable {
     /// `.conflict`.
     func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem
 
+    /// Creates several items, each as ``createItem(_:contents:)`` would, and answers for each, in order (one
+    /// failing does not stop the others). A provider that can make them in one go (one request, one flush)
+    /// makes a burst of small uploads much cheaper; the default makes them concurrently, one call each.
+    func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>]
+
     /// Changes an item's metadata and/or content. Fails with `.conflict` when the remote version is no longer
     /// `baseVersion` and content is sent (the remote change is never overwritten), unless it is the version
     /// `changes.retryTag` wrote (this writer's own earlier attempt).
@@ -48,6 +53,25 @@ public protocol Provider: Sendable {
 extension Provider {
     /// Providers without push are polled.
     public func changeNotifications() -> AsyncStream<Void>? { nil }
+
+    /// One ``createItem(_:contents:)`` call per create, all at once.
+    public func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
+        await withTaskGroup(of: (Int, Result<RemoteItem, FolioError>).self) { group in
+            for (index, creation) in creations.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await createItem(creation.template, contents: creation.contents)))
+                    } catch {
+                        return (index, .failure(FolioError(error)))
+                    }
+                }
+            }
+            var outcomes = [Result<RemoteItem, FolioError>](
+                repeating: .failure(.interrupted("create")), count: creations.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+    }
 
     /// Deletes an item without a retry tag.
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {

@@ -76,10 +76,10 @@ extension LocalProvider {
     }
 
     /// Copies an upload's content into a new file in the staging directory (paced to the simulated bandwidth,
-    /// cancellable), on disk when this returns, and returns it open — the caller renames it into place or
-    /// discards it. A small file is made durable with the other uploads in flight (``DiskFlushGroup``), and its
-    /// new name should be too; a big one gets an `fsync` of its own, which does not write out everything else
-    /// the disk has pending (such as the version it is uploaded from).
+    /// cancellable) and returns it open — the caller renames it into place or discards it. A big file is on
+    /// disk when this returns (an `fsync` of its own, which does not write out everything else the disk has
+    /// pending, such as the version it is uploaded from); a small one is not yet: the caller makes it durable
+    /// with the other uploads in flight (``DiskFlushGroup``) before renaming it, and its new name after.
     /// `prepare` runs once the content is copied, before it is flushed (a create gives the file its attributes
     /// there, outside the tree's lock).
     func stage(
@@ -109,8 +109,6 @@ extension LocalProvider {
             var upload = StagedUpload(path: staged, descriptor: output, isSmall: isSmall)
             try prepare(&upload)
             if !isSmall, fsync(output.rawValue) != 0 { throw SystemCalls.lastError("fsync", staged) }
-            // The content is on disk before it is renamed into place.
-            if isSmall { try await diskFlush.flush() }
             return upload
         } catch let error as Errno {
             StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)

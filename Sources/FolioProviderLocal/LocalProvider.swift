@@ -91,50 +91,6 @@ public final class LocalProvider: Provider {
         return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
     }
 
-    /// Creates an item; a retry with the same id returns the existing item instead of creating another.
-    public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
-        let simulation = try await gate.admit("create \(template.name)", writes: true)
-        try ItemName.validate(template.name)
-        // A retry of a create that landed: only new content (compared once staged, in `RemoteTree.create`) can
-        // change the item; without content there is nothing to stage.
-        if template.kind != .file || contents == nil,
-            let existing = try tree.withLock({ try $0.existingItem(template.id, preferring: template.container) }) {
-            return try tree.withLock { try $0.remoteItem(for: existing) }
-        }
-        // Flushed with the other uploads in progress, unless the content is big (it gets its own `fsync`).
-        let flushesTogether = Self.isSmall(contents)
-        if flushesTogether { diskFlush.uploadStarted() }
-        defer { if flushesTogether { diskFlush.uploadEnded() } }
-        // A new file gets its mode, time and attributes where nobody sees it yet, before the tree's lock.
-        let prepare = { (staged: inout StagedUpload) throws in _ = try RemoteTree.prepareNewFile(&staged, template) }
-        var staged: StagedUpload?
-        if template.kind == .file, let contents {
-            staged = try await stage(
-                contents, simulation: simulation, what: "upload of \(template.name)", prepare: prepare)
-        } else if template.kind == .file {
-            var empty = try stageEmptyFile()
-            do {
-                try prepare(&empty)
-            } catch {
-                empty.discard(renamed: false)
-                throw error
-            }
-            staged = empty
-        }
-        let created: RemoteItem
-        do {
-            let renamed: Bool
-            (created, renamed) = try tree.withLock { [staged] in try $0.create(template, staged: staged) }
-            staged?.discard(renamed: renamed)
-        } catch {
-            staged?.discard(renamed: false)
-            throw error
-        }
-        if staged?.isSmall ?? true { try await diskFlush.flush() }  // the new name, before the answer
-        try gate.reply("create \(template.name)")
-        return created
-    }
-
     /// Changes an item's content and/or metadata. Content is replaced only if the remote is still at
     /// `baseVersion` (otherwise `.conflict`); metadata changes alone never conflict.
     public func modifyItem(
@@ -148,12 +104,14 @@ public final class LocalProvider: Provider {
         if flushesTogether { diskFlush.uploadStarted() }
         defer { if flushesTogether { diskFlush.uploadEnded() } }
         var staged: StagedUpload?
-        if let contents {
-            staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
-        }
         // Not renamed into place when the remote already had this content (a retry), nor on failure.
         var renamed = false
         defer { staged?.discard(renamed: renamed) }
+        if let contents {
+            staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
+            // The content is on disk before it is renamed into place.
+            if staged?.isSmall == true { try await diskFlush.flush() }
+        }
         let modified = try tree.withLock { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")

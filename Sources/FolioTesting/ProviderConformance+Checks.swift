@@ -336,6 +336,56 @@ extension ProviderConformance {
         try space.expect(fetched.bytes == Array("only once".utf8), "a refused create replaced the content")
     }
 
+    /// See ``Check/createManyAtOnce``.
+    func checkCreateManyAtOnce(_ space: ConformanceWorkspace) async throws {
+        let provider = space.provider
+        let taken = try await space.createFile("taken.txt", Array("first".utf8))
+        let files: [(name: String, bytes: [UInt8]?)] = [
+            ("one.txt", Array("one".utf8)), ("two.txt", [2, 2]), ("empty.txt", nil), ("Folder", nil),
+            ("taken.txt", [9]), ("bad/name", [9]), ("three.txt", Array("three".utf8)),
+        ]
+        let creations = try files.map { file in
+            ItemCreation(
+                space.template(file.name, kind: file.name == "Folder" ? .directory : .file),
+                contents: try file.bytes.map { try space.scratchFile($0) })
+        }
+        let succeeding = [0, 1, 2, 3, 6]
+
+        let first = await provider.createItems(creations)
+        try space.expect(first.count == creations.count, "\(creations.count) creates got \(first.count) answers")
+        for index in succeeding {
+            guard case .success(let item) = first[index], item.id == creations[index].template.id,
+                item.name == files[index].name
+            else {
+                throw space.failure("create \(index) (\(files[index].name)) of a batch answered \(first[index])")
+            }
+        }
+        guard case .failure(.exists) = first[4] else {
+            throw space.failure("a create over a taken name in a batch answered \(first[4]), expected .exists")
+        }
+        guard case .failure(.invalidArgument) = first[5] else {
+            throw space.failure("a create with a bad name in a batch answered \(first[5]), expected .invalidArgument")
+        }
+
+        let retried = await provider.createItems(creations)
+        for index in succeeding {
+            let (before, again) = (try first[index].get(), try retried[index].get())
+            try space.expect(
+                again.id == before.id && again.version == before.version,
+                "retrying the batch answered \(again) for \(files[index].name), the first time \(before)")
+        }
+        let listed = try await space.items()
+        try space.expect(
+            listed.count == 6, "after a batch and its retry the workspace lists \(listed.count) items, expected 6")
+        for index in [0, 1, 2, 6] {
+            let fetched = try await space.fetch(try first[index].get())
+            try space.expect(
+                fetched.bytes == files[index].bytes ?? [], "\(files[index].name) does not hold what was sent")
+        }
+        let kept = try await space.fetch(taken)
+        try space.expect(kept.bytes == Array("first".utf8), "a refused create in a batch replaced the content")
+    }
+
     /// See ``Check/retryTagsRecognizeOwnWrites``.
     func checkRetryTagsRecognizeOwnWrites(_ space: ConformanceWorkspace) async throws {
         let provider = space.provider

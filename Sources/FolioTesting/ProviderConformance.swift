@@ -59,6 +59,9 @@ public struct ProviderConformance: Sendable {
         case staleModifyConflicts
         /// A create retried with the same id returns the same item, never a duplicate.
         case createIsIdempotent
+        /// Many creates in one call are each answered, in order, as one create alone would be: the others are
+        /// made when one fails, and retrying the whole call duplicates nothing.
+        case createManyAtOnce
         /// A retry tag lets its writer change or delete the version its own earlier attempt made (the answer
         /// was lost), with new content also through a retried create; another writer's tag, or a version
         /// changed since by anyone else, is still `.conflict`.
@@ -162,6 +165,7 @@ public struct ProviderConformance: Sendable {
         case .fetchChecksVersionAndExistence: try await checkFetchChecksVersionAndExistence(workspace)
         case .staleModifyConflicts: try await checkStaleModifyConflicts(workspace)
         case .createIsIdempotent: try await checkCreateIsIdempotent(workspace)
+        case .createManyAtOnce: try await checkCreateManyAtOnce(workspace)
         case .retryTagsRecognizeOwnWrites: try await checkRetryTagsRecognizeOwnWrites(workspace)
         case .deleteIsIdempotent: try await checkDeleteIsIdempotent(workspace)
         case .deleteNonEmptyFolderFails: try await checkDeleteNonEmptyFolderFails(workspace)

@@ -25,6 +25,14 @@ final class ConformanceSuiteSelfTests: XCTestCase {
         try await assertFails(.createIsIdempotent, with: .duplicatesRetriedCreates)
     }
 
+    func testCatchesAProviderThatDuplicatesRetriedCreatesOfABatch() async throws {
+        try await assertFails(.createManyAtOnce, with: .duplicatesRetriedCreates)
+    }
+
+    func testCatchesAProviderThatGivesUpABatchAtItsFirstFailure() async throws {
+        try await assertFails(.createManyAtOnce, with: .abandonsBatchAtFirstFailure)
+    }
+
     func testCatchesAProviderThatIgnoresRetryTags() async throws {
         try await assertFails(.retryTagsRecognizeOwnWrites, with: .ignoresRetryTags)
     }
@@ -55,6 +63,7 @@ private struct FaultyProvider: Provider {
     /// The rule to break.
     enum Fault: Sendable {
         case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress, ignoresRetryTags
+        case abandonsBatchAtFirstFailure
     }
 
     let base: LocalProvider
@@ -100,6 +109,24 @@ private struct FaultyProvider: Provider {
             template.name = String(template.name.prefix(100))
         }
         return try await base.createItem(template, contents: contents)
+    }
+
+    /// One create after another (with the faults above); with `.abandonsBatchAtFirstFailure`, the creates after
+    /// a failed one fail too, unmade.
+    func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
+        var outcomes: [Result<RemoteItem, FolioError>] = []
+        for creation in creations {
+            if fault == .abandonsBatchAtFirstFailure, case .failure(let error)? = outcomes.last {
+                outcomes.append(.failure(error))
+                continue
+            }
+            do {
+                outcomes.append(.success(try await createItem(creation.template, contents: creation.contents)))
+            } catch {
+                outcomes.append(.failure(FolioError(error)))
+            }
+        }
+        return outcomes
     }
 
     func modifyItem(

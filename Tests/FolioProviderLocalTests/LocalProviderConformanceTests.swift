@@ -45,6 +45,7 @@ final class LocalProviderConformanceTests: XCTestCase {
     }
     func testStaleModifyConflicts() async throws { try await assertPasses(.staleModifyConflicts) }
     func testCreateIsIdempotent() async throws { try await assertPasses(.createIsIdempotent) }
+    func testCreateManyAtOnce() async throws { try await assertPasses(.createManyAtOnce) }
     func testRetryTagsRecognizeOwnWrites() async throws { try await assertPasses(.retryTagsRecognizeOwnWrites) }
     func testDeleteIsIdempotent() async throws { try await assertPasses(.deleteIsIdempotent) }
     func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
@@ -53,7 +54,7 @@ final class LocalProviderConformanceTests: XCTestCase {
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 12, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 13, "add a test method for the new check")
     }
 
     /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it.

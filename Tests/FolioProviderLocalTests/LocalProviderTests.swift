@@ -610,6 +610,38 @@ final class LocalProviderTests: XCTestCase {
         XCTAssertEqual(staged, [])
     }
 
+    func testABatchOfCreatesSharesTwoFlushesAndLeavesNothingStaged() async throws {
+        let provider = try remote.provider()
+        var creations = try (0..<40).map { index in
+            ItemCreation(remote.template("f\(index).txt"), contents: try remote.contentFile("content \(index)"))
+        }
+        creations.append(ItemCreation(remote.template("orphan.txt", parentID: .generate()), contents: nil))
+        let flushesBefore = provider.diskFlush.flushCount
+        let outcomes = await provider.createItems(creations)
+        XCTAssertEqual(provider.diskFlush.flushCount - flushesBefore, 2, "contents once, then names once")
+        XCTAssertEqual(outcomes.filter { (try? $0.get()) != nil }.count, 40)
+        guard case .failure(.notFound) = outcomes[40] else { return XCTFail("orphan: \(outcomes[40])") }
+        XCTAssertEqual(try String(contentsOfFile: remote.path("f7.txt"), encoding: .utf8), "content 7")
+        let staged = try FileManager.default.contentsOfDirectory(atPath: remote.root.appending(".folio/staging").string)
+        XCTAssertEqual(staged, [])
+    }
+
+    func testABatchWhoseReplyIsLostIsMadeOnceAndFoundByItsRetry() async throws {
+        let creations = try (0..<5).map { index in
+            ItemCreation(remote.template("f\(index).txt"), contents: try remote.contentFile("content \(index)"))
+        }
+        let lost = await (try remote.provider(NetworkSimulation(lostReplyRate: 1))).createItems(creations)
+        for outcome in lost {
+            guard case .failure(.providerFailure(_, retryable: true)) = outcome else {
+                return XCTFail("a lost reply answered \(outcome)")
+            }
+        }
+        let retried = try await remote.provider().createItems(creations).map { try $0.get() }
+        XCTAssertEqual(retried.map(\.id), creations.map(\.template.id))
+        let items = try await remote.provider().enumerateItems(in: .drive).items
+        XCTAssertEqual(items.map(\.name).sorted(), (0..<5).map { "f\($0).txt" })
+    }
+
     func testFailedCreateLeavesNothing() async throws {
         let provider = try remote.provider()
         let orphan = remote.template("orphan.txt", parentID: .generate())

@@ -1,0 +1,153 @@
+import FolioCore
+import SystemPackage
+
+extension LocalProvider {
+    /// Creates an item; a retry with the same id returns the existing item instead of creating another.
+    public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        try await create([ItemCreation(template, contents: contents)], what: "create \(template.name)")[0].get()
+    }
+
+    /// Creates many items in one go: their contents are staged one after another and made durable by one shared
+    /// flush, their names are added under one hold of the tree's lock and made durable by another. A thousand
+    /// small uploads sent this way cost a few dozen flushes and lock holds, and a few calls through the network
+    /// simulation (one each: a failure there fails the whole call, as a lost request would).
+    public func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
+        guard !creations.isEmpty else { return [] }
+        return await create(creations, what: "create \(creations.count) items")
+    }
+
+    private func create(_ creations: [ItemCreation], what: String) async -> [Result<RemoteItem, FolioError>] {
+        let simulation: NetworkSimulation
+        do {
+            simulation = try await gate.admit(what, writes: true)
+        } catch {
+            return creations.map { _ in .failure(FolioError(error)) }
+        }
+        var batch = CreateBatch(creations)
+        for index in batch.open {
+            do {
+                try ItemName.validate(creations[index].template.name)
+            } catch {
+                batch.fail(index, error)
+            }
+        }
+        answerLandedCreatesWithoutContent(&batch)
+        // Flushed with the other uploads in progress, unless every content is big (each gets its own `fsync`).
+        let flushesTogether = batch.open.contains { Self.isSmall(creations[$0].contents) }
+        if flushesTogether { diskFlush.uploadStarted() }
+        defer { if flushesTogether { diskFlush.uploadEnded() } }
+        await stageFiles(&batch, simulation: simulation)
+        if batch.hasSmallStagedContent {
+            do {
+                try await diskFlush.flush()  // the contents are on disk before they are renamed into place
+            } catch {
+                batch.failOpen(error)
+            }
+        }
+        addToTree(&batch)
+        batch.discardStaged()
+        if batch.hasNamesToFlush {
+            do {
+                try await diskFlush.flush()  // the new names, before the answer
+            } catch {
+                batch.failAnswered(error)
+            }
+        }
+        do {
+            try gate.reply(what)
+        } catch {
+            return batch.results(lostWith: error)
+        }
+        return batch.results()
+    }
+
+    /// Answers the retried creates of folders, symlinks and empty files whose first attempt landed: nothing to
+    /// stage, the item is returned as it is.
+    private func answerLandedCreatesWithoutContent(_ batch: inout CreateBatch) {
+        let creations = batch.creations
+        let candidates = batch.open.filter { creations[$0].template.kind != .file || creations[$0].contents == nil }
+        guard !candidates.isEmpty else { return }
+        let found: [(Int, Result<RemoteItem, FolioError>)]
+        do {
+            found = try tree.withLock { tree in
+                candidates.compactMap { index in
+                    let template = creations[index].template
+                    do {
+                        guard let existing = try tree.existingItem(template.id, preferring: template.container) else {
+                            return nil
+                        }
+                        return (index, .success(try tree.remoteItem(for: existing)))
+                    } catch {
+                        return (index, .failure(FolioError(error)))
+                    }
+                }
+            }
+        } catch {
+            for index in candidates { batch.fail(index, error) }
+            return
+        }
+        for (index, outcome) in found {
+            switch outcome {
+            case .success(let item): batch.answer(index, item, renamed: false)
+            case .failure(let error): batch.fail(index, error)
+            }
+        }
+    }
+
+    /// Copies each new file's content (none: an empty file) into the staging folder and gives it its mode, time
+    /// and attributes there, where nobody sees it yet, before the tree's lock.
+    private func stageFiles(_ batch: inout CreateBatch, simulation: NetworkSimulation) async {
+        for index in batch.open where batch.creations[index].template.kind == .file {
+            let template = batch.creations[index].template
+            let prepare = { (staged: inout StagedUpload) throws in _ = try RemoteTree.prepareNewFile(&staged, template) }
+            do {
+                if let contents = batch.creations[index].contents {
+                    batch.stage(
+                        index,
+                        try await stage(contents, simulation: simulation, what: "upload of \(template.name)",
+                                        prepare: prepare))
+                } else {
+                    var empty = try stageEmptyFile()
+                    do {
+                        try prepare(&empty)
+                    } catch {
+                        empty.discard(renamed: false)
+                        throw error
+                    }
+                    batch.stage(index, empty)
+                }
+            } catch {
+                batch.fail(index, error)
+            }
+        }
+    }
+
+    /// Adds every create still open to the tree, under one hold of its lock; each fails or succeeds alone.
+    private func addToTree(_ batch: inout CreateBatch) {
+        let open = batch.open
+        guard !open.isEmpty else { return }
+        let creations = batch.creations
+        let staged = batch.staged
+        let made: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
+        do {
+            made = try tree.withLock { tree in
+                open.map { index in
+                    do {
+                        return .success(try tree.create(creations[index].template, staged: staged[index]))
+                    } catch {
+                        return .failure(FolioError(error))
+                    }
+                }
+            }
+        } catch {
+            batch.failOpen(error)
+            return
+        }
+        for (index, outcome) in zip(open, made) {
+            switch outcome {
+            case .success(let created): batch.answer(index, created.item, renamed: created.renamed)
+            case .failure(let error): batch.fail(index, error)
+            }
+        }
+    }
+}
