@@ -145,6 +145,13 @@ extension FolioFileSystem {
     /// Up to `limit` pieces of upload work, oldest change first, skipping what is in flight, files still
     /// being written, and children whose parent the provider does not have yet.
     public func nextUploadWork(limit: Int) -> [UploadWork] {
+        nextUploadCalls(limit: limit, createsPerCall: 1, smallerThan: 0).flatMap { $0 }
+    }
+
+    /// Up to `limit` provider calls' worth of upload work, oldest change first, as ``nextUploadWork(limit:)``:
+    /// each element is one call. Creates of folders, symlinks and files under `smallerThan` bytes go up to
+    /// `createsPerCall` to a call (``Provider/createItems(_:)``); everything else goes alone.
+    public func nextUploadCalls(limit: Int, createsPerCall: Int, smallerThan: Int64) -> [[UploadWork]] {
         state.withLock { state in
             // Nothing reaches the provider before the store has it: staged changes of what waits for upload are
             // written first (not those of finished uploads: a burst of uploads does not write the store once
@@ -160,41 +167,65 @@ extension FolioFileSystem {
             }
             // Candidates come from the two upload orders (nodes and deletes), oldest first; those that cannot go
             // now are put back afterwards, so each call looks only at the front of the queues.
-            var chosen: [UploadWork] = []
+            var calls: [[UploadWork]] = []
+            // The call that takes more creates, if any.
+            var sharedCall: Int?
             var skippedNodes: [UInt64] = []
             var skippedTombstones: [Tombstone] = []
             defer {
                 skippedNodes.forEach { state.nodes.requeue($0) }
                 skippedTombstones.forEach { state.tombstones.requeue($0) }
             }
-            while chosen.count < limit {
+            while calls.count < limit || sharedCall.map({ calls[$0].count < createsPerCall }) ?? false {
                 let nodeSequence = state.nodes.oldestPendingSequence()
                 let tombstoneSequence = state.tombstones.oldestSequence()
                 if let tombstoneSequence, nodeSequence.map({ tombstoneSequence < $0 }) ?? true {
                     guard let tombstone = state.tombstones.popOldest() else { continue }
-                    // A delete waits for an upload of its item still running (it may create the item).
-                    if state.deletesInFlight.contains(tombstone.itemID)
+                    // A delete waits for an upload of its item still running (it may create the item), and for
+                    // a call of its own.
+                    if calls.count >= limit || state.deletesInFlight.contains(tombstone.itemID)
                         || state.uploadsInFlight.contains(tombstone.itemID) {
                         skippedTombstones.append(tombstone)
+                        if calls.count >= limit { break }
                         continue
                     }
                     state.deletesInFlight.insert(tombstone.itemID)
-                    chosen.append(.delete(tombstone, retryTag: retryTag(base: tombstone.remoteVersion)))
+                    calls.append([.delete(tombstone, retryTag: retryTag(base: tombstone.remoteVersion))])
                     continue
                 }
                 guard nodeSequence != nil, let node = state.nodes.popOldestPending() else { break }
-                guard isReadyForUpload(node, state: state), let parent = state.nodes[node.parent],
-                      let item = makeWork(node, parent: parent, state: state) else {
+                guard isReadyForUpload(node, state: state), let parent = state.nodes[node.parent] else {
+                    skippedNodes.append(node.ino)
+                    continue
+                }
+                let shares = createsPerCall > 1 && node.remoteVersion == nil
+                    && (node.kind != .file || node.size < smallerThan)
+                let call: Int
+                if shares, let shared = sharedCall, calls[shared].count < createsPerCall {
+                    call = shared
+                } else if calls.count < limit {
+                    call = calls.count
+                } else {
+                    skippedNodes.append(node.ino)  // no call left for it
+                    break
+                }
+                guard let item = makeWork(node, parent: parent, state: state) else {
                     skippedNodes.append(node.ino)
                     continue
                 }
                 state.uploadsInFlight.insert(node.itemID)
                 if case .dirty(let current) = node.state {
                     state.nodes[node.ino]?.state = .uploading(generation: current)
+                    state.nodes.holdBack(node.ino)  // not looked at again by every call while it is in flight
                 }
-                chosen.append(item)
+                if call == calls.count {
+                    calls.append([item])
+                    if shares { sharedCall = call }
+                } else {
+                    calls[call].append(item)
+                }
             }
-            return chosen
+            return calls
         }
     }
 
@@ -215,8 +246,14 @@ extension FolioFileSystem {
         // The upload reads the version through a descriptor opened now, so a newer commit that deletes the
         // version file meanwhile cannot pull it away from under the provider.
         var contents: FilePath?
-        if node.kind == .file, let file = node.contentFile, let fd = try? cache.openForReading(file) {
-            contents = FilePath("/proc/self/fd/\(fd)")
+        if node.kind == .file, let file = node.contentFile {
+            do {
+                contents = FilePath("/proc/self/fd/\(try cache.openForReading(file))")
+            } catch {
+                // Never sent without its content (that would upload an empty file): tried again next time.
+                logger.warning("cannot upload \(node.name) yet: \(error)")
+                return nil
+            }
         }
         if node.remoteVersion == nil {
             let template = RemoteItemTemplate(
@@ -246,66 +283,75 @@ extension FolioFileSystem {
     /// writer and the version it started from.
     private func retryTag(base: String?) -> String { "\(writerID)@\(base ?? "new")" }
 
-    /// Records the outcome of a piece of upload work. Returns the error to retry on, if any.
+    /// Records the outcome of a piece of upload work.
     public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) {
+        state.withLock { state in recordUpload(work, result: result, state: &state) }
+    }
+
+    /// Records the outcomes of several pieces of upload work (one provider call's) under one hold of the lock.
+    public func finishUploads(_ outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)]) {
         state.withLock { state in
-            switch result {
-            case .success:
-                state.providerOnline = true
-                state.lastProviderError = nil
-                state.remoteEpoch += 1
-            case .failure(let error):
-                if case .offline = error { state.providerOnline = false }
-                state.lastProviderError = error.description
+            for (work, result) in outcomes { recordUpload(work, result: result, state: &state) }
+        }
+    }
+
+    private func recordUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>, state: inout State) {
+        switch result {
+        case .success:
+            state.providerOnline = true
+            state.lastProviderError = nil
+            state.remoteEpoch += 1
+        case .failure(let error):
+            if case .offline = error { state.providerOnline = false }
+            state.lastProviderError = error.description
+        }
+        switch work {
+        case .delete(let tombstone, _):
+            state.deletesInFlight.remove(tombstone.itemID)
+            var success = false
+            if case .success = result { success = true }
+            if case .failure(.notFound) = result { success = true }
+            var removed = false
+            if success {
+                // Forgotten with the next group write (lost in a crash, the delete is made again: the item
+                // is gone by then, which is fine).
+                var batch = StoreBatch()
+                batch.tombstoneDeletes.append(tombstone.itemID)
+                if (try? stage(batch, state: &state)) != nil {
+                    state.tombstones[tombstone.itemID] = nil
+                    removed = true
+                }
             }
-            switch work {
-            case .delete(let tombstone, _):
-                state.deletesInFlight.remove(tombstone.itemID)
-                var success = false
-                if case .success = result { success = true }
-                if case .failure(.notFound) = result { success = true }
-                var removed = false
-                if success {
-                    // Forgotten with the next group write (lost in a crash, the delete is made again: the item
-                    // is gone by then, which is fine).
-                    var batch = StoreBatch()
-                    batch.tombstoneDeletes.append(tombstone.itemID)
-                    if (try? stage(batch, state: &state)) != nil {
-                        state.tombstones[tombstone.itemID] = nil
-                        removed = true
-                    }
+            if case .failure(.conflict(let reason)) = result {
+                // Deleted here, changed on the remote: the remote version is kept (the next enumeration
+                // brings it back); a delete never destroys a change nobody here has seen.
+                logger.warning("not deleting \(tombstone.itemID) on the remote, it changed there: \(reason)")
+                var batch = StoreBatch()
+                batch.tombstoneDeletes.append(tombstone.itemID)
+                if (try? persist(batch, state: &state)) != nil {
+                    state.tombstones[tombstone.itemID] = nil
+                    removed = true
+                    refresher?.refreshSoon()
                 }
-                if case .failure(.conflict(let reason)) = result {
-                    // Deleted here, changed on the remote: the remote version is kept (the next enumeration
-                    // brings it back); a delete never destroys a change nobody here has seen.
-                    logger.warning("not deleting \(tombstone.itemID) on the remote, it changed there: \(reason)")
-                    var batch = StoreBatch()
-                    batch.tombstoneDeletes.append(tombstone.itemID)
-                    if (try? persist(batch, state: &state)) != nil {
-                        state.tombstones[tombstone.itemID] = nil
-                        removed = true
-                        refresher?.refreshSoon()
-                    }
-                }
-                // Not done: back into the upload order, to be retried.
-                if !removed { state.tombstones.requeue(tombstone) }
-            case .create(let ino, let template, _, let generation, let epoch):
-                state.uploadsInFlight.remove(template.id)
-                // A retried create whose first attempt landed answers with the item where that attempt put it.
-                var placed = true
-                if case .success(let item?) = result {
-                    placed = item.name == template.name && item.parentID == template.parentID
-                        && item.container == template.container
-                }
-                finishItemUpload(
-                    ino: ino, itemID: template.id, container: template.container, generation: generation,
-                    epoch: epoch, contentSent: true, placed: placed, result: result, state: &state)
-            case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
-                state.uploadsInFlight.remove(itemID)
-                finishItemUpload(
-                    ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
-                    contentSent: contents != nil, placed: true, result: result, state: &state)
             }
+            // Not done: back into the upload order, to be retried.
+            if !removed { state.tombstones.requeue(tombstone) }
+        case .create(let ino, let template, _, let generation, let epoch):
+            state.uploadsInFlight.remove(template.id)
+            // A retried create whose first attempt landed answers with the item where that attempt put it.
+            var placed = true
+            if case .success(let item?) = result {
+                placed = item.name == template.name && item.parentID == template.parentID
+                    && item.container == template.container
+            }
+            finishItemUpload(
+                ino: ino, itemID: template.id, container: template.container, generation: generation,
+                epoch: epoch, contentSent: true, placed: placed, result: result, state: &state)
+        case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
+            state.uploadsInFlight.remove(itemID)
+            finishItemUpload(
+                ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
+                contentSent: contents != nil, placed: true, result: result, state: &state)
         }
     }
 

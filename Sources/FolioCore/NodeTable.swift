@@ -66,6 +66,11 @@ struct NodeTable: Sendable {
         return nil
     }
 
+    /// Keeps a node out of the upload order while its upload runs (changing the node puts it back).
+    mutating func holdBack(_ ino: UInt64) {
+        queue.remove(ino)
+    }
+
     /// Puts a pending node taken with ``popOldestPending()`` back into the upload order.
     mutating func requeue(_ ino: UInt64) {
         guard let node = storage[ino], node.hasPendingUpload else { return }

@@ -131,9 +131,11 @@ extension LocalProvider {
         let made: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
         do {
             made = try tree.withLock { tree in
-                open.map { index in
+                var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+                return open.map { index in
                     do {
-                        return .success(try tree.create(creations[index].template, staged: staged[index]))
+                        return .success(
+                            try tree.create(creations[index].template, staged: staged[index], folders: &folders))
                     } catch {
                         return .failure(FolioError(error))
                     }

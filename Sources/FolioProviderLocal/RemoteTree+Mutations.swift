@@ -17,6 +17,23 @@ extension RemoteTree {
 
     // MARK: Create
 
+    /// A parent folder of creates: its container and id (`nil`: the container's root).
+    struct FolderKey: Hashable {
+        var container: ContainerID
+        var id: ItemID?
+    }
+
+    /// A parent folder found on disk, with its id as it is recorded (`nil` for the container's root).
+    struct FoundFolder {
+        var path: FilePath
+        var id: ItemID?
+
+        init(_ found: (path: FilePath, parentID: ItemID?)) {
+            path = found.path
+            id = found.parentID
+        }
+    }
+
     /// The item with this id if it already exists: anywhere in `container` (scanned if it was not yet), or in
     /// another container already scanned (it was moved after it was created).
     mutating func existingItem(_ id: ItemID, preferring container: ContainerID) throws -> LocatedItem? {
@@ -77,8 +94,11 @@ extension RemoteTree {
     /// A retried create (same id) returns the existing item, with the staged content if that replaces this
     /// writer's own first attempt; a name taken by another item is `.exists`. Also says whether the staged file
     /// was moved into place (the caller removes it otherwise). Nothing is left half-created on failure.
+    ///
+    /// `folders` remembers the parent folders already found (by container and parent id), for the next creates
+    /// of the same call: many files created into one folder look it up once.
     mutating func create(
-        _ template: RemoteItemTemplate, staged: StagedUpload?
+        _ template: RemoteItemTemplate, staged: StagedUpload?, folders: inout [FolderKey: FoundFolder]
     ) throws -> (item: RemoteItem, renamed: Bool) {
         try ItemName.validate(template.name)
         guard [.file, .directory, .symlink].contains(template.kind) else {
@@ -94,9 +114,13 @@ extension RemoteTree {
             return try retriedCreate(of: existing, template, staged: staged)
         }
 
-        let (parentPath, parentID) = try directory(for: template.parentID, in: template.container)
+        let key = FolderKey(container: template.container, id: template.parentID)
+        let folder = try folders[key] ?? FoundFolder(directory(for: template.parentID, in: template.container))
+        folders[key] = folder
+        let (parentPath, parentID) = (folder.path, folder.id)
         let path = parentPath.appending(template.name)
-        if try SystemCalls.statusIfPresent(path) != nil {
+        // A file is renamed into place without replacing anything, which finds a taken name by itself.
+        if template.kind != .file, try SystemCalls.statusIfPresent(path) != nil {
             throw FolioError.exists("\(template.name) in \(parentID.map(\.rawValue) ?? template.container.rawValue)")
         }
         var created: (status: FileStatus, attributes: StoredAttributes?)
@@ -141,6 +165,8 @@ extension RemoteTree {
             let finished = try staged.finished ?? Self.prepareNewFile(&staged, template)
             try SystemCalls.renameWithoutReplacing(staged.path, to: path)
             return finished
+        } catch FolioError.exists {
+            throw FolioError.exists("\(template.name) in \(path.removingLastComponent())")
         } catch let error as Errno {
             throw FolioError.system(error, "create \(path)")
         }

@@ -65,11 +65,9 @@ final class RemoteWatcher: Sendable {
         var stack = [root.string]
         while let folder = stack.popLast() {
             _ = inotify_add_watch(descriptor, folder, mask)
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }
             for name in names where !(folder == root.string && name == ".folio") {
-                let path = folder + "/" + name
-                var info = stat()
-                if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { stack.append(path) }
+                stack.append(folder + "/" + name)
             }
         }
     }

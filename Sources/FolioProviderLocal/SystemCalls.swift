@@ -109,6 +109,35 @@ enum SystemCalls {
         return names.sorted()
     }
 
+    /// The names of the folders in `path` (symlinks to folders excluded), told apart by the type `readdir` gives
+    /// (the inode is looked at only where the filesystem does not give one): no `stat` per file.
+    static func subfolders(_ path: FilePath) throws -> [String] {
+        guard let stream = opendir(path.string) else { throw lastError("opendir", path) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            Glibc.errno = 0
+            guard let entry = readdir(stream) else {
+                if Glibc.errno != 0 { throw lastError("readdir", path) }
+                break
+            }
+            let type = entry.pointee.d_type
+            guard type == UInt8(DT_DIR) || type == UInt8(DT_UNKNOWN) else { continue }
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
+                    String(validatingCString: $0)
+                }
+            }
+            guard let name, name != ".", name != ".." else { continue }
+            if type == UInt8(DT_UNKNOWN) {
+                var info = stat()
+                guard lstat(path.appending(name).string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            }
+            names.append(name)
+        }
+        return names
+    }
+
     /// Creates a directory (fails with `.exists` if the name is taken).
     static func makeDirectory(_ path: FilePath, permissions: UInt32) throws {
         guard mkdir(path.string, mode_t(permissions)) == 0 else { throw lastError("mkdir", path) }

@@ -13,6 +13,8 @@ public final class Uploader: UploadScheduling {
     private let provider: any Provider
     private let logger: Logger
     private let concurrency: Int
+    /// The most small creates sent in one provider call (``Provider/createItems(_:)``).
+    private let createsPerCall: Int
     private struct WakeState {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -33,9 +35,15 @@ public final class Uploader: UploadScheduling {
     /// The longest an upload waits for local changes to pause.
     public let maximumDelay: Duration
 
-    /// Creates an uploader (call ``start()``).
+    /// Files at least this big are created one per call (their transfer dominates; one failing does not make
+    /// others wait for their retry).
+    public static let smallCreateLimit: Int64 = 1 << 20
+
+    /// Creates an uploader (call ``start()``): at most `concurrency` provider calls at a time, small creates
+    /// `createsPerCall` to a call.
     public init(
         fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 16,
+        createsPerCall: Int = 32,
         minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10),
         quietPeriod: Duration = .milliseconds(300), maximumDelay: Duration = .seconds(3)
     ) {
@@ -45,6 +53,7 @@ public final class Uploader: UploadScheduling {
         self.provider = provider
         self.logger = logger
         self.concurrency = concurrency
+        self.createsPerCall = max(1, createsPerCall)
         self.minimumBackoff = minimumBackoff
         self.maximumBackoff = maximumBackoff
     }
@@ -117,10 +126,10 @@ public final class Uploader: UploadScheduling {
         case retryDue
     }
 
-    /// Keeps up to ``concurrency`` uploads running: as soon as one ends, or new work is reported, the next
-    /// piece of work starts (a slow upload does not hold back the others). After a failure no new upload
-    /// starts until the backoff has passed (uploads in flight go on); the backoff grows with every failure and
-    /// starts over once the queue is empty.
+    /// Keeps up to ``concurrency`` provider calls running: as soon as one ends, or new work is reported, the
+    /// next starts (a slow upload does not hold back the others). After a failure no new call starts until the
+    /// backoff has passed (calls in flight go on); the backoff grows with every failure and starts over once
+    /// the queue is empty.
     private func run() async {
         await withTaskGroup(of: Event.self) { group in
             var running = 0
@@ -140,12 +149,16 @@ public final class Uploader: UploadScheduling {
                 } else {
                     retryAt = nil
                     await waitForQuiet()
-                    let work = running < concurrency ? fileSystem.nextUploadWork(limit: concurrency - running) : []
-                    for item in work {
-                        group.addTask { .finished(await self.perform(item)) }
+                    let calls = running < concurrency
+                        ? fileSystem.nextUploadCalls(
+                            limit: concurrency - running, createsPerCall: createsPerCall,
+                            smallerThan: Self.smallCreateLimit)
+                        : []
+                    for call in calls {
+                        group.addTask { .finished(await self.perform(call)) }
                     }
-                    running += work.count
-                    if work.isEmpty && running == 0 { backoff = .zero }
+                    running += calls.count
+                    if calls.isEmpty && running == 0 { backoff = .zero }
                 }
                 if !listening {
                     listening = true
@@ -167,6 +180,36 @@ public final class Uploader: UploadScheduling {
                 }
             }
             group.cancelAll()
+        }
+    }
+
+    /// Makes one provider call: several creates in one, or one piece of work. Says whether all of it succeeded.
+    private func perform(_ call: [UploadWork]) async -> Bool {
+        if call.count <= 1 {
+            guard let work = call.first else { return true }
+            return await perform(work)
+        }
+        let creations = call.compactMap { work -> ItemCreation? in
+            guard case .create(_, let template, let contents, _, _) = work else { return nil }
+            return ItemCreation(template, contents: contents)
+        }
+        precondition(creations.count == call.count, "only creates share a provider call")
+        let results = await provider.createItems(creations)
+        var outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)] = []
+        for (index, work) in call.enumerated() {
+            let result: Result<RemoteItem?, FolioError> = index < results.count
+                ? results[index].map { $0 }
+                : .failure(.providerFailure("no answer for this create", retryable: true))
+            if case .failure(let error) = result {
+                logger.warning("upload failed, will retry if it can: \(work.summary): \(error)")
+            }
+            work.closeContents()
+            outcomes.append((work, result))
+        }
+        fileSystem.finishUploads(outcomes)
+        return !outcomes.contains {
+            if case .failure = $0.result { return true }
+            return false
         }
     }
 

@@ -68,6 +68,73 @@ final class UploadQueueTests: XCTestCase {
         XCTAssertEqual(work.map(\.summary).map { String($0.prefix(6)) }, ["delete", "create", "delete"])
     }
 
+    func testSmallCreatesShareCallsAndEverythingElseGoesAlone() async throws {
+        let core = try CoreHarness()
+        let context = CoreHarness.context()
+        _ = try await core.uploadedDocument("doc", "v1")
+        for name in ["a0", "a1"] { try await core.write(name, "small") }
+        try await core.write("big", "more than ten bytes")
+        try await core.write("a2", "small")
+        try await core.write("doc", "changed")
+        for name in ["a3", "a4"] { try await core.write(name, "small") }
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "d", permissions: 0o755, context: context)
+        try await core.write("d/inside", "small")
+
+        let calls = core.fileSystem.nextUploadCalls(limit: 3, createsPerCall: 4, smallerThan: 10)
+        let named = calls.map { $0.map(Self.name) }
+        XCTAssertEqual(named, [["a0", "a1", "a2", "a3"], ["big"], ["modify"]], "three calls at most, four creates each")
+        var outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)] = []
+        for work in calls.joined() {
+            work.closeContents()
+            let failed = Self.name(work) == "a1"
+            outcomes.append((work, failed ? .failure(.io("simulated")) : .success(Self.uploaded(work))))
+        }
+        core.fileSystem.finishUploads(outcomes)
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 4, "a1 (failed), a4, d and d/inside are left")
+
+        // A folder and a file share a call; the file inside the folder waits until the folder is created.
+        let next = core.fileSystem.nextUploadCalls(limit: 3, createsPerCall: 4, smallerThan: 10)
+        XCTAssertEqual(next.count, 1)
+        XCTAssertEqual(Set(next.joined().map(Self.name)), ["a1", "a4", "d"])
+        next.joined().forEach { $0.closeContents() }
+    }
+
+    func testAFileWhoseContentCannotBeReadIsNotSentWithout() async throws {
+        let core = try CoreHarness()
+        try await core.write("doc", "content")
+        let content = core.directory + "/content"
+        for name in try FileManager.default.contentsOfDirectory(atPath: content) where name != ContentCache.emptyVersion {
+            try FileManager.default.removeItem(atPath: content + "/" + name)
+        }
+        XCTAssertEqual(core.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "sent as an empty file")
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "still waiting for upload")
+    }
+
+    /// The name of the item a create is for; "modify" or "delete" for the others.
+    private static func name(_ work: UploadWork) -> String {
+        switch work {
+        case .create(_, let template, _, _, _): return template.name
+        case .modify: return "modify"
+        case .delete: return "delete"
+        }
+    }
+
+    /// What the provider answers for an upload that went through.
+    private static func uploaded(_ work: UploadWork) -> RemoteItem? {
+        switch work {
+        case .create(_, let template, _, _, _):
+            return RemoteItem(
+                id: template.id, container: template.container, parentID: template.parentID, name: template.name,
+                kind: template.kind, size: 0, modificationTime: .now(), mode: template.mode, version: "v1")
+        case .modify(_, let id, let container, _, _, _, _, _):
+            return RemoteItem(
+                id: id, container: container, parentID: nil, name: "doc", kind: .file, size: 0,
+                modificationTime: .now(), mode: 0o644, version: "v2")
+        case .delete:
+            return nil
+        }
+    }
+
     func testFailedDeleteIsRetried() async throws {
         let core = try CoreHarness()
         try await core.write("gone", "x")

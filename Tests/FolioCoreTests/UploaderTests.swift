@@ -6,11 +6,15 @@ import Synchronization
 import SystemPackage
 import XCTest
 
-/// A provider that records creates and holds back those of names starting with "slow" until released.
+/// A provider that records creates and holds back those of names starting with "slow" until released; the
+/// first create of a name starting with "flaky" fails.
 private final class HoldingProvider: Provider {
     let created = Mutex<[String]>([])
     let started = Mutex<[String]>([])
     let released = Atomic(false)
+    /// How many creates each ``createItems(_:)`` call had.
+    let calls = Mutex<[Int]>([])
+    let failedOnce = Mutex<Set<String>>([])
 
     func listContainers() async throws -> [Container] { [.drive] }
 
@@ -29,7 +33,23 @@ private final class HoldingProvider: Provider {
         throw FolioError.notFound("\(id)")
     }
 
+    func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
+        calls.withLock { $0.append(creations.count) }
+        var outcomes: [Result<RemoteItem, FolioError>] = []
+        for creation in creations {
+            do {
+                outcomes.append(.success(try await createItem(creation.template, contents: creation.contents)))
+            } catch {
+                outcomes.append(.failure(FolioError(error)))
+            }
+        }
+        return outcomes
+    }
+
     func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        if template.name.hasPrefix("flaky"), failedOnce.withLock({ $0.insert(template.name).inserted }) {
+            throw FolioError.providerFailure("simulated", retryable: true)
+        }
         started.withLock { $0.append(template.name) }
         if template.name.hasPrefix("slow") {
             for _ in 0..<3000 where !released.load(ordering: .sequentiallyConsistent) {
@@ -77,6 +97,25 @@ final class UploaderTests: XCTestCase {
         provider.released.store(true, ordering: .sequentiallyConsistent)
         try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
         XCTAssertEqual(Set(provider.created.withLock { $0 }), ["slow.txt", "fast.txt"])
+    }
+
+    /// Small creates waiting together go several to a provider call; one failing in a call is retried alone
+    /// while the others are done, and nothing is created twice.
+    func testSmallCreatesShareProviderCalls() async throws {
+        let harness = try CoreHarness()
+        let provider = HoldingProvider()
+        let names = (0..<9).map { "f\($0).txt" } + ["flaky.txt"]
+        for name in names { try await harness.write(name, "content of \(name)") }
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), createsPerCall: 4,
+            minimumBackoff: .milliseconds(10), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        uploader.start()
+        defer { uploader.stop() }
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(provider.calls.withLock { $0.sorted() }, [2, 4, 4], "ten creates waiting go in three calls")
+        XCTAssertEqual(provider.created.withLock { $0.sorted() }, names.sorted(), "each created once")
+        XCTAssertEqual(provider.failedOnce.withLock { $0 }, ["flaky.txt"])
     }
 
     private func waitUntil(
