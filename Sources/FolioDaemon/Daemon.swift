@@ -23,12 +23,26 @@ public final class Daemon: @unchecked Sendable {
         self.logger = logger
     }
 
+    /// Lets the daemon open as many files as the system allows it (the soft limit, often 1,024, up to the hard
+    /// one): every upload in flight reads its version through a descriptor of its own (512 at most), besides
+    /// the files users have open.
+    private func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let soft = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            logger.debug("open files limit raised from \(soft) to \(limit.rlim_max)")
+        }
+    }
+
     /// Mounts and serves until unmounted. `ready` is called once the mount is up (or with the error that
     /// stopped it from coming up). Must be called from a thread that is not running Swift concurrency.
     public func run(ready: (Result<Void, FolioError>) -> Void) -> Int32 {
         // A write to a pipe whose reader is gone (a replay helper someone killed) fails with EPIPE, never
         // kills the daemon.
         signal(SIGPIPE, SIG_IGN)
+        raiseDescriptorLimit()
         let services: Services
         do {
             services = try start()
