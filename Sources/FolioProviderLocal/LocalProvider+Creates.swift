@@ -99,7 +99,9 @@ extension LocalProvider {
     private func stageFiles(_ batch: inout CreateBatch, simulation: NetworkSimulation) async {
         for index in batch.open where batch.creations[index].template.kind == .file {
             let template = batch.creations[index].template
-            let prepare = { (staged: inout StagedUpload) throws in _ = try RemoteTree.prepareNewFile(&staged, template) }
+            let prepare = { (staged: inout StagedUpload) throws in
+                _ = try RemoteTree.prepareNewFile(&staged, template)
+            }
             do {
                 if let contents = batch.creations[index].contents {
                     batch.stage(

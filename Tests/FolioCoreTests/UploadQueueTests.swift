@@ -103,7 +103,8 @@ final class UploadQueueTests: XCTestCase {
         let core = try CoreHarness()
         try await core.write("doc", "content")
         let content = core.directory + "/content"
-        for name in try FileManager.default.contentsOfDirectory(atPath: content) where name != ContentCache.emptyVersion {
+        let files = try FileManager.default.contentsOfDirectory(atPath: content)
+        for name in files where name != ContentCache.emptyVersion {
             try FileManager.default.removeItem(atPath: content + "/" + name)
         }
         XCTAssertEqual(core.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "sent as an empty file")
