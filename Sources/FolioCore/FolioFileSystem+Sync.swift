@@ -245,8 +245,12 @@ extension FolioFileSystem {
         let epoch = state.metadataEpochs[node.ino] ?? 0
         // The upload reads the version through a descriptor opened now, so a newer commit that deletes the
         // version file meanwhile cannot pull it away from under the provider.
+        // Only when content is sent: a metadata-only change has nobody to close it.
+        var contentDirty = false
+        if case .dirty = node.state { contentDirty = true }
+        if case .uploading = node.state { contentDirty = true }
         var contents: FilePath?
-        if node.kind == .file, let file = node.contentFile {
+        if node.kind == .file, node.remoteVersion == nil || contentDirty, let file = node.contentFile {
             do {
                 contents = FilePath("/proc/self/fd/\(try cache.openForReading(file))")
             } catch {
@@ -262,9 +266,6 @@ extension FolioFileSystem {
                 retryTag: retryTag(base: nil))
             return .create(ino: node.ino, template: template, contents: contents, generation: node.generation, epoch: epoch)
         }
-        var contentDirty = false
-        if case .dirty = node.state { contentDirty = true }
-        if case .uploading = node.state { contentDirty = true }
         var changes = RemoteItemChanges()
         if node.metadataDirty {
             changes = RemoteItemChanges(

@@ -111,6 +111,22 @@ final class UploadQueueTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "still waiting for upload")
     }
 
+    func testAMetadataOnlyChangeHoldsNoDescriptor() async throws {
+        let core = try CoreHarness()
+        _ = try await core.uploadedDocument("doc", "content")
+        try core.fileSystem.rename(parent: 1, name: "doc", newParent: 1, newName: "renamed", flags: [])
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        guard case .modify(_, _, _, _, let changes, nil, _, _)? = work.first else {
+            return XCTFail("expected a metadata-only modify: \(work.map(\.summary))")
+        }
+        XCTAssertEqual(changes.name, "renamed")
+        work.forEach { $0.closeContents() }
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count, descriptors,
+            "a descriptor of the version was left open")
+    }
+
     /// The name of the item a create is for; "modify" or "delete" for the others.
     private static func name(_ work: UploadWork) -> String {
         switch work {
