@@ -89,53 +89,42 @@ enum SystemCalls {
     /// The names in a directory, without `.` and `..`. Names that are not valid UTF-8 are left out: they
     /// cannot be represented as item names.
     static func directoryEntries(_ path: FilePath) throws -> [String] {
-        guard let stream = opendir(path.string) else { throw lastError("opendir", path) }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while true {
-            Glibc.errno = 0
-            guard let entry = readdir(stream) else {
-                if Glibc.errno != 0 { throw lastError("readdir", path) }
-                break
-            }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
-                    String(validatingCString: $0)
-                }
-            }
-            guard let name, name != ".", name != ".." else { continue }
-            names.append(name)
-        }
-        return names.sorted()
+        try entries(of: path).map(\.name).sorted()
     }
 
     /// The names of the folders in `path` (symlinks to folders excluded), told apart by the type `readdir` gives
     /// (the inode is looked at only where the filesystem does not give one): no `stat` per file.
     static func subfolders(_ path: FilePath) throws -> [String] {
+        try entries(of: path).compactMap { name, type in
+            if type == UInt8(DT_DIR) { return name }
+            guard type == UInt8(DT_UNKNOWN) else { return nil }
+            var info = stat()
+            guard lstat(path.appending(name).string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            return name
+        }
+    }
+
+    /// Every entry of a directory with the type `readdir` gives, in directory order, without `.`, `..` and names
+    /// that are not valid UTF-8.
+    private static func entries(of path: FilePath) throws -> [(name: String, type: UInt8)] {
         guard let stream = opendir(path.string) else { throw lastError("opendir", path) }
         defer { closedir(stream) }
-        var names: [String] = []
+        var found: [(name: String, type: UInt8)] = []
         while true {
             Glibc.errno = 0
             guard let entry = readdir(stream) else {
                 if Glibc.errno != 0 { throw lastError("readdir", path) }
                 break
             }
-            let type = entry.pointee.d_type
-            guard type == UInt8(DT_DIR) || type == UInt8(DT_UNKNOWN) else { continue }
             let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
                     String(validatingCString: $0)
                 }
             }
             guard let name, name != ".", name != ".." else { continue }
-            if type == UInt8(DT_UNKNOWN) {
-                var info = stat()
-                guard lstat(path.appending(name).string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
-            }
-            names.append(name)
+            found.append((name, entry.pointee.d_type))
         }
-        return names
+        return found
     }
 
     /// Creates a directory (fails with `.exists` if the name is taken).
