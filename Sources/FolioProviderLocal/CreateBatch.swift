@@ -64,7 +64,7 @@ struct CreateBatch {
     /// Closes every staged file, removing those that were not renamed into place.
     mutating func discardStaged() {
         for index in staged.indices {
-            staged[index]?.discard(renamed: renamed[index])
+            staged[index]?.discard(placed: renamed[index])
         }
     }
 

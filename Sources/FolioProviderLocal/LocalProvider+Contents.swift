@@ -75,18 +75,17 @@ extension LocalProvider {
         }
     }
 
-    /// Copies an upload's content into a new file in the staging directory (paced to the simulated bandwidth,
-    /// cancellable) and returns it open — the caller renames it into place or discards it. A big file is on
-    /// disk when this returns (an `fsync` of its own, which does not write out everything else the disk has
-    /// pending, such as the version it is uploaded from); a small one is not yet: the caller makes it durable
-    /// with the other uploads in flight (``DiskFlushGroup``) before renaming it, and its new name after.
+    /// Copies an upload's content into a new file of the staging folder (paced to the simulated bandwidth,
+    /// cancellable) and returns it open — the caller puts it into place or discards it. A big file is on disk
+    /// when this returns (an `fsync` of its own, which does not write out everything else the disk has pending,
+    /// such as the version it is uploaded from); a small one is not yet: the caller makes it durable with the
+    /// other uploads in flight (``DiskFlushGroup``) before putting it into place, and its new name after.
     /// `prepare` runs once the content is copied, before it is flushed (a create gives the file its attributes
     /// there, outside the tree's lock).
     func stage(
         _ contents: FilePath, simulation: NetworkSimulation, what: String,
         prepare: (inout StagedUpload) throws -> Void = { _ in }
     ) async throws -> StagedUpload {
-        let staged = layout.staging.appending(ItemName.internalPrefix + "upload-" + UUID().uuidString)
         let input: FileDescriptor
         do {
             input = try FileDescriptor.open(contents, .readOnly)
@@ -94,27 +93,21 @@ extension LocalProvider {
             throw FolioError.system(error, "open \(contents) for the \(what)")
         }
         defer { try? input.close() }
-        let output: FileDescriptor
-        do {
-            output = try FileDescriptor.open(
-                staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
-            )
-        } catch let error as Errno {
-            throw FolioError.system(error, "stage the \(what)")
-        }
+        var upload = try staging.newFile("upload")
         do {
             let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
-            let size = try await copier.copy(from: input, to: output, what: what, progress: { _ in })
-            let isSmall = size < DiskFlushGroup.smallFileLimit
-            var upload = StagedUpload(path: staged, descriptor: output, isSmall: isSmall)
+            let size = try await copier.copy(from: input, to: upload.descriptor, what: what, progress: { _ in })
+            upload.isSmall = size < DiskFlushGroup.smallFileLimit
             try prepare(&upload)
-            if !isSmall, fsync(output.rawValue) != 0 { throw SystemCalls.lastError("fsync", staged) }
+            if !upload.isSmall, fsync(upload.descriptor.rawValue) != 0 {
+                throw FolioError.system(Errno(rawValue: errno), "fsync the staged \(what)")
+            }
             return upload
         } catch let error as Errno {
-            StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)
+            upload.discard(placed: false)
             throw FolioError.system(error, "stage the \(what)")
         } catch {
-            StagedUpload(path: staged, descriptor: output, isSmall: true).discard(renamed: false)
+            upload.discard(placed: false)
             throw error
         }
     }
@@ -128,30 +121,8 @@ extension LocalProvider {
         return Int64(raw.st_size) < DiskFlushGroup.smallFileLimit
     }
 
-    /// An empty file in the staging directory, open (the content of a file created without any).
+    /// An empty file in the staging folder, open (the content of a file created without any).
     func stageEmptyFile() throws -> StagedUpload {
-        let staged = layout.staging.appending(ItemName.internalPrefix + "empty-" + UUID().uuidString)
-        do {
-            let output = try FileDescriptor.open(
-                staged, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite
-            )
-            return StagedUpload(path: staged, descriptor: output, isSmall: true)
-        } catch let error as Errno {
-            throw FolioError.system(error, "stage an empty file")
-        }
-    }
-
-    /// Removes uploads left in the staging directory by a process that died more than a day ago (younger ones
-    /// may belong to another provider on the same remote, still at work).
-    static func removeAbandonedUploads(in staging: FilePath) {
-        guard let names = try? SystemCalls.directoryEntries(staging) else { return }
-        let dayAgo = Timestamp.now().seconds - 86_400
-        for name in names where ItemName.isInternal(name) {
-            let path = staging.appending(name)
-            // By change time: a staged file carries its document's modification time, however old.
-            if let status = try? SystemCalls.statusIfPresent(path), status.changeTime.seconds < dayAgo {
-                SystemCalls.removeFileQuietly(path)
-            }
-        }
+        try staging.newFile("empty")
     }
 }

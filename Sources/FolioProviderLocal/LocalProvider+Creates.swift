@@ -113,7 +113,7 @@ extension LocalProvider {
                     do {
                         try prepare(&empty)
                     } catch {
-                        empty.discard(renamed: false)
+                        empty.discard(placed: false)
                         throw error
                     }
                     batch.stage(index, empty)
@@ -124,22 +124,22 @@ extension LocalProvider {
         }
     }
 
-    /// Adds every create still open to the tree, under one hold of its lock; each fails or succeeds alone.
+    /// Adds every create still open to the tree; each fails or succeeds alone. Checked (and folders and symlinks
+    /// made) under one hold of the tree's lock, new files linked into place outside it (on the calls' threads
+    /// at once: that is most of a small upload's time), and recorded under one more hold.
     private func addToTree(_ batch: inout CreateBatch) {
         let open = batch.open
         guard !open.isEmpty else { return }
         let creations = batch.creations
         let staged = batch.staged
-        let made: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
+        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+        defer { for folder in folders.values { folder.close() } }
+        let plans: [Result<RemoteTree.CreatePlan, FolioError>]
         do {
-            made = try tree.withLock { tree in
-                var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
-                return open.map { index in
-                    do {
-                        return .success(
-                            try tree.create(creations[index].template, staged: staged[index], folders: &folders))
-                    } catch {
-                        return .failure(FolioError(error))
+            plans = try tree.withLock { tree in
+                open.map { index in
+                    Self.outcome {
+                        try tree.planCreate(creations[index].template, staged: staged[index], folders: &folders)
                     }
                 }
             }
@@ -147,11 +147,70 @@ extension LocalProvider {
             batch.failOpen(error)
             return
         }
-        for (index, outcome) in zip(open, made) {
-            switch outcome {
-            case .success(let created): batch.answer(index, created.item, renamed: created.renamed)
+        var placed: [PlacedFile] = []
+        for (index, plan) in zip(open, plans) {
+            switch plan {
+            case .success(.done(let item, let wasPlaced)): batch.answer(index, item, renamed: wasPlaced)
+            case .success(.placeFile(let placement)):
+                guard let file = staged[index] else { continue }  // planCreate refuses a file without content
+                placed.append(PlacedFile(index: index, placement: placement, outcome: Self.outcome {
+                    try RemoteTree.placeFile(placement, staged: file)
+                }))
             case .failure(let error): batch.fail(index, error)
             }
         }
+        record(placed, staged: staged, in: &batch)
+    }
+
+    /// Records the files put into place, under one hold of the tree's lock. A name found taken may be the same
+    /// item, put there by a concurrent create of it: then this create is its retry.
+    private func record(_ placed: [PlacedFile], staged: [StagedUpload?], in batch: inout CreateBatch) {
+        guard !placed.isEmpty else { return }
+        let outcomes: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
+        do {
+            outcomes = try tree.withLock { tree in
+                placed.map { file in
+                    Self.outcome {
+                        switch file.outcome {
+                        case .success(let made): return (try tree.recordPlacedFile(file.placement, made), true)
+                        case .failure(.exists(let reason)):
+                            guard let content = staged[file.index],
+                                  let made = try tree.createPlacedConcurrently(file.placement, staged: content)
+                            else { throw FolioError.exists(reason) }
+                            return made
+                        case .failure(let error): throw error
+                        }
+                    }
+                }
+            }
+        } catch {
+            for file in placed { batch.fail(file.index, error) }
+            return
+        }
+        for (file, outcome) in zip(placed, outcomes) {
+            switch outcome {
+            case .success(let made): batch.answer(file.index, made.item, renamed: made.renamed)
+            case .failure(let error): batch.fail(file.index, error)
+            }
+        }
+    }
+
+    /// `body`'s value, or what it threw as a ``FolioError``.
+    private static func outcome<Value>(_ body: () throws -> Value) -> Result<Value, FolioError> {
+        do {
+            return .success(try body())
+        } catch {
+            return .failure(FolioError(error))
+        }
+    }
+
+    /// A new file that ``RemoteTree/placeFile(_:staged:)`` put into place (or could not), to be recorded.
+    private struct PlacedFile {
+        /// Its create's index in the batch.
+        var index: Int
+        /// Where it was to go.
+        var placement: RemoteTree.FilePlacement
+        /// Its status and attributes once placed, or why it was not.
+        var outcome: Result<(status: FileStatus, attributes: StoredAttributes), FolioError>
     }
 }

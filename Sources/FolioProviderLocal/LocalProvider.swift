@@ -17,8 +17,9 @@ import SystemPackage
 /// `"<rev>-<mtime ns>-<size>"` where rev (kept in the same xattr) goes up with every content change made
 /// through the provider, so even a change that keeps size and mtime gets a new version.
 ///
-/// Content is uploaded into `DIR/.folio/staging/` and renamed into place, so nobody ever sees a partial file;
-/// the content is on disk before the rename and the new name before the answer, both made durable together
+/// Content is uploaded into a new file of `DIR/.folio/staging/` (unnamed where the filesystem allows it:
+/// ``StagingFolder``) and put into place in one step, so nobody ever sees a partial file;
+/// the content is on disk before it is placed and the new name before the answer, both made durable together
 /// with the other uploads in flight (``DiskFlushGroup``);
 /// fetches copy from an open descriptor and fail with `.conflict` if the file changed meanwhile. Mutations
 /// are serialized by a lock shared by all providers of this process on the same directory (never held across
@@ -35,12 +36,20 @@ public final class LocalProvider: Provider {
     let gate: SimulationGate
     /// Makes uploads durable together (one `syncfs` for all uploads in flight).
     let diskFlush: DiskFlushGroup
+    /// Makes the files uploads are copied into.
+    let staging: StagingFolder
     /// Push: the inotify watcher, once ``changeNotifications()`` asked for it.
     private let watcher = Mutex<RemoteWatcher?>(nil)
 
     /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
     /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
-    public init(root: FilePath, simulation: NetworkSimulation = .none) throws {
+    public convenience init(root: FilePath, simulation: NetworkSimulation = .none) throws {
+        try self.init(root: root, simulation: simulation, unnamedStagedFiles: true)
+    }
+
+    /// A provider over the remote at `root`; `unnamedStagedFiles: false` stages every upload under a name, as on
+    /// a filesystem without unnamed files (tests of that path).
+    init(root: FilePath, simulation: NetworkSimulation, unnamedStagedFiles: Bool) throws {
         let layout = RemoteLayout(root: root)
         guard try RemoteManifest.load(from: layout.manifest) != nil else {
             throw FolioError.invalidArgument(
@@ -53,7 +62,8 @@ public final class LocalProvider: Provider {
         tree = try SharedRemoteTree.forRemote(at: layout)
         gate = SimulationGate(configured: simulation, overrideFile: layout.simulationOverride)
         diskFlush = try DiskFlushGroup(root: root)
-        Self.removeAbandonedUploads(in: layout.staging)
+        staging = StagingFolder(layout.staging, unnamedFiles: unnamedStagedFiles)
+        staging.removeAbandonedUploads()
     }
 
     /// Push: yields soon after anything in the remote folder changed (inotify on every folder), or `nil` where
@@ -106,7 +116,7 @@ public final class LocalProvider: Provider {
         var staged: StagedUpload?
         // Not renamed into place when the remote already had this content (a retry), nor on failure.
         var renamed = false
-        defer { staged?.discard(renamed: renamed) }
+        defer { staged?.discard(placed: renamed) }
         if let contents {
             staged = try await stage(contents, simulation: simulation, what: "upload of \(id)")
             // The content is on disk before it is renamed into place.

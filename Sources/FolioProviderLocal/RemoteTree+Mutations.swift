@@ -1,5 +1,6 @@
 import FolioCore
 import Foundation
+import Glibc
 import SystemPackage
 
 extension RemoteTree {
@@ -23,14 +24,35 @@ extension RemoteTree {
         var id: ItemID?
     }
 
-    /// A parent folder found on disk, with its id as it is recorded (`nil` for the container's root).
+    /// A parent folder found on disk, with its id as it is recorded (`nil` for the container's root), and once
+    /// files are to be put into it, open.
     struct FoundFolder {
+        /// Its path when it was found.
         var path: FilePath
+        /// Its id (`nil`: the container's root).
         var id: ItemID?
+        /// The folder itself (`O_PATH`), after ``open()``.
+        private(set) var descriptor: FileDescriptor?
 
         init(_ found: (path: FilePath, parentID: ItemID?)) {
             path = found.path
             id = found.parentID
+        }
+
+        /// Opens the folder (once): files are put into it through the descriptor, wherever it has moved.
+        mutating func open() throws {
+            guard descriptor == nil else { return }
+            let opened = Glibc.open(path.string, Self.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard opened >= 0 else { throw SystemCalls.lastError("open the folder", path) }
+            descriptor = FileDescriptor(rawValue: opened)
+        }
+
+        /// `O_PATH` (the same on every Linux architecture Swift runs on), which Glibc's module does not export.
+        private static let pathOnly: Int32 = 0o10000000
+
+        /// Closes the descriptor, if it was opened.
+        func close() {
+            try? descriptor?.close()
         }
     }
 
@@ -51,7 +73,7 @@ extension RemoteTree {
         of existing: LocatedItem, _ template: RemoteItemTemplate, staged: StagedUpload?
     ) throws -> (item: RemoteItem, renamed: Bool) {
         let current = try remoteItem(for: existing)
-        guard existing.kind == .file, let staged, !SystemCalls.sameContents(existing.path, staged.path) else {
+        guard existing.kind == .file, let staged, !staged.hasSameContents(as: existing.path) else {
             return (current, false)
         }
         guard Self.isUnchangedWrite(by: template.retryTag, at: existing, version: current.version) else {
@@ -90,16 +112,40 @@ extension RemoteTree {
             stamp: retryTag.map { StoredAttributes.stamp(version: version, retryTag: $0) })
     }
 
-    /// Creates an item from a template. A file's content is the `staged` file (required; moved into place).
-    /// A retried create (same id) returns the existing item, with the staged content if that replaces this
-    /// writer's own first attempt; a name taken by another item is `.exists`. Also says whether the staged file
-    /// was moved into place (the caller removes it otherwise). Nothing is left half-created on failure.
+    /// What ``planCreate(_:staged:folders:)`` made of a create.
+    enum CreatePlan {
+        /// Done already: a folder or symlink was made, or a retry found its first attempt (`placed`: the staged
+        /// file was put into place).
+        case done(RemoteItem, placed: Bool)
+        /// A new file, to be put into place outside the tree's lock (``placeFile(_:staged:)``), then recorded
+        /// under it (``recordPlacedFile(_:_:)``).
+        case placeFile(FilePlacement)
+    }
+
+    /// A new file's place, checked under the tree's lock: its folder, open, and its template.
+    struct FilePlacement {
+        /// The item to create.
+        var template: RemoteItemTemplate
+        /// Its folder (``FoundFolder/descriptor`` is open).
+        var folder: FoundFolder
+        /// Where it will be.
+        var path: FilePath { folder.path.appending(template.name) }
+    }
+
+    /// Checks a create from a template and does all of it under the tree's lock except putting a new file's
+    /// `staged` content (required for a file) into place: that is left to the caller, outside the lock, since
+    /// linking a file into a big folder is most of a small upload's time and needs no check the lock makes
+    /// atomic (the link fails by itself if the name is taken, and goes through the folder's descriptor, so the
+    /// folder may even be renamed meanwhile). A retried create (same id) returns the existing item, with the
+    /// staged content if that replaces this writer's own first attempt; a name taken by another item is
+    /// `.exists`. Nothing is left half-created on failure.
     ///
     /// `folders` remembers the parent folders already found (by container and parent id), for the next creates
-    /// of the same call: many files created into one folder look it up once.
-    mutating func create(
+    /// of the same call: many files created into one folder look it up (and open it) once. The caller closes
+    /// their descriptors (``FoundFolder/close()``).
+    mutating func planCreate(
         _ template: RemoteItemTemplate, staged: StagedUpload?, folders: inout [FolderKey: FoundFolder]
-    ) throws -> (item: RemoteItem, renamed: Bool) {
+    ) throws -> CreatePlan {
         try ItemName.validate(template.name)
         guard [.file, .directory, .symlink].contains(template.kind) else {
             throw FolioError.notSupported("a \(template.kind.rawValue) cannot be stored on a remote")
@@ -110,37 +156,96 @@ extension RemoteTree {
         if template.kind == .symlink && (template.symlinkTarget ?? "").isEmpty {
             throw FolioError.invalidArgument("symlink \(template.name) without a target")
         }
+        if template.kind == .file && staged == nil {
+            throw FolioError.invalidArgument("a file to create without its staged content")
+        }
         if let existing = try existingItem(template.id, preferring: template.container) {
-            return try retriedCreate(of: existing, template, staged: staged)
+            let retried = try retriedCreate(of: existing, template, staged: staged)
+            return .done(retried.item, placed: retried.renamed)
         }
 
         let key = FolderKey(container: template.container, id: template.parentID)
-        let folder = try folders[key] ?? FoundFolder(directory(for: template.parentID, in: template.container))
+        var folder = try folders[key] ?? FoundFolder(directory(for: template.parentID, in: template.container))
+        if template.kind == .file {
+            try folder.open()
+            folders[key] = folder
+            return .placeFile(FilePlacement(template: template, folder: folder))
+        }
         folders[key] = folder
         let (parentPath, parentID) = (folder.path, folder.id)
         let path = parentPath.appending(template.name)
-        // A file is renamed into place without replacing anything, which finds a taken name by itself.
-        if template.kind != .file, try SystemCalls.statusIfPresent(path) != nil {
+        if try SystemCalls.statusIfPresent(path) != nil {
             throw FolioError.exists("\(template.name) in \(parentID.map(\.rawValue) ?? template.container.rawValue)")
         }
-        var created: (status: FileStatus, attributes: StoredAttributes?)
+        let status: FileStatus
         switch template.kind {
-        case .directory: created = (try createDirectory(at: path, template: template), nil)
-        case .symlink: created = (try createSymlink(at: path, template: template), nil)
-        default:
-            guard let staged else { throw FolioError.invalidArgument("a file to create without its staged content") }
-            created = try createFile(at: path, template: template, staged: staged)
+        case .directory: status = try createDirectory(at: path, template: template)
+        default: status = try createSymlink(at: path, template: template)
         }
         indexes[template.container, default: ContainerIndex()].places[template.id] =
-            ContainerIndex.Place(parentID: parentID, name: template.name, isFile: template.kind == .file)
+            ContainerIndex.Place(parentID: parentID, name: template.name, isFile: false)
         let item = try remoteItem(
             for: LocatedItem(
                 id: template.id, container: template.container, parentID: parentID, name: template.name, path: path,
-                status: created.status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil,
-                attributes: created.attributes
+                status: status, symlinkTarget: template.kind == .symlink ? template.symlinkTarget : nil,
+                attributes: nil
             )
         )
-        return (item, staged != nil)
+        return .done(item, placed: false)
+    }
+
+    /// Puts a new file's `staged` content into place (given its attributes first, unless that was done), without
+    /// replacing anything (`.exists` if the name is taken meanwhile). Outside the tree's lock: it changes no
+    /// state of the tree. Returns the file's status and attributes.
+    static func placeFile(
+        _ placement: FilePlacement, staged: StagedUpload
+    ) throws -> (status: FileStatus, attributes: StoredAttributes) {
+        let template = placement.template
+        do {
+            var staged = staged
+            let finished = try staged.finished ?? Self.prepareNewFile(&staged, template)
+            guard let folder = placement.folder.descriptor else {
+                throw FolioError.io("the folder of \(template.name) is not open")
+            }
+            try staged.place(in: folder, as: template.name, path: placement.path)
+            return finished
+        } catch FolioError.exists {
+            throw FolioError.exists("\(template.name) in \(placement.folder.path)")
+        } catch let error as Errno {
+            throw FolioError.system(error, "create \(placement.path)")
+        }
+    }
+
+    /// A create whose name was taken when ``placeFile(_:staged:)`` came to it: if the file there carries the same
+    /// id, a concurrent create of the same item put it there first (and may not have recorded it yet), and this
+    /// one is its retry (``retriedCreate(of:_:staged:)``); otherwise the name belongs to someone else: `nil`.
+    mutating func createPlacedConcurrently(
+        _ placement: FilePlacement, staged: StagedUpload
+    ) throws -> (item: RemoteItem, renamed: Bool)? {
+        let template = placement.template
+        let path = placement.path
+        guard let status = try SystemCalls.statusIfPresent(path), status.kind == .file else { return nil }
+        let attributes = try StoredAttributes.read(path)
+        guard attributes.id == template.id else { return nil }
+        let existing = LocatedItem(
+            id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
+            path: path, status: status, symlinkTarget: nil, attributes: attributes)
+        return try retriedCreate(of: existing, template, staged: staged)
+    }
+
+    /// Records a file that ``placeFile(_:staged:)`` put into place, under the tree's lock; returns it.
+    mutating func recordPlacedFile(
+        _ placement: FilePlacement, _ placed: (status: FileStatus, attributes: StoredAttributes)
+    ) throws -> RemoteItem {
+        let template = placement.template
+        indexes[template.container, default: ContainerIndex()].places[template.id] =
+            ContainerIndex.Place(parentID: placement.folder.id, name: template.name, isFile: true)
+        return try remoteItem(
+            for: LocatedItem(
+                id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
+                path: placement.path, status: placed.status, symlinkTarget: nil, attributes: placed.attributes
+            )
+        )
     }
 
     /// Gives the staged content of a new file its mode, time and attributes (the first revision of
@@ -152,23 +257,6 @@ extension RemoteTree {
         let (onDisk, storedMode) = diskMode(template.mode, kind: .file)
         return try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime) {
             written(template.id, revision: 1, mode: storedMode, retryTag: template.retryTag, status: $0)
-        }
-    }
-
-    /// Links a staged file into place without replacing (given its attributes first, unless that was done);
-    /// returns its status and attributes.
-    private func createFile(
-        at path: FilePath, template: RemoteItemTemplate, staged: StagedUpload
-    ) throws -> (FileStatus, StoredAttributes) {
-        do {
-            var staged = staged
-            let finished = try staged.finished ?? Self.prepareNewFile(&staged, template)
-            try SystemCalls.renameWithoutReplacing(staged.path, to: path)
-            return finished
-        } catch FolioError.exists {
-            throw FolioError.exists("\(template.name) in \(path.removingLastComponent())")
-        } catch let error as Errno {
-            throw FolioError.system(error, "create \(path)")
         }
     }
 
@@ -224,7 +312,7 @@ extension RemoteTree {
         if currentVersion != baseVersion {
             // A retry of an upload that landed although its reply was lost: the remote already has exactly
             // this content, so there is nothing to do and no conflict.
-            if SystemCalls.sameContents(item.path, staged.path) { return (current, false) }
+            if staged.hasSameContents(as: item.path) { return (current, false) }
             // Moved on from `baseVersion` only by this writer's own earlier attempt: not a conflict either.
             guard attributes.isWrite(by: retryTag, version: currentVersion) else {
                 throw FolioError.conflict(
@@ -238,7 +326,7 @@ extension RemoteTree {
         let (status, written) = try staged.finish(onDisk: onDisk, modificationTime: modificationTime) {
             Self.written(item.id, revision: revision, mode: storedMode, retryTag: retryTag, status: $0)
         }
-        try SystemCalls.rename(staged.path, to: item.path)
+        try staged.replace(item.path)
         var replaced = item
         replaced.status = status
         replaced.attributes = written

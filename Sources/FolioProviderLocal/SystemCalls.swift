@@ -159,11 +159,9 @@ enum SystemCalls {
 
     /// Whether two files have the same bytes (sizes first, then the contents in 1 MiB chunks); `false` if either
     /// cannot be read.
-    static func sameContents(_ first: FilePath, _ second: FilePath) -> Bool {
+    static func sameContents(_ first: FilePath, _ other: FileDescriptor) -> Bool {
         guard let one = try? FileDescriptor.open(first, .readOnly) else { return false }
         defer { try? one.close() }
-        guard let other = try? FileDescriptor.open(second, .readOnly) else { return false }
-        defer { try? other.close() }
         var a = stat()
         var b = stat()
         guard fstat(one.rawValue, &a) == 0, fstat(other.rawValue, &b) == 0, a.st_size == b.st_size else { return false }

@@ -1,0 +1,132 @@
+import FolioCore
+@testable import FolioProviderLocal
+import Foundation
+import SystemPackage
+import XCTest
+
+/// How uploads are staged and put into place: unnamed files linked into place where the filesystem allows it,
+/// named ones renamed into place elsewhere, and new files placed outside the tree's lock.
+final class StagingTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote()
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    private var stagingFolder: String { remote.root.appending(".folio/staging").string }
+
+    private func stagedNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: stagingFolder)
+    }
+
+    func testAnUploadHasNoNameUntilItIsInPlace() async throws {
+        let provider = try remote.provider(NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
+        XCTAssertTrue(provider.staging.makesUnnamedFiles)
+        let content = try remote.contentFile([UInt8](repeating: 3, count: 512 << 10))
+        let template = remote.template("slow.bin")
+        let upload = Task { try await provider.createItem(template, contents: content) }
+        // Half a second into the copy: nothing named anywhere yet.
+        try await Task.sleep(for: .milliseconds(250))
+        XCTAssertEqual(try stagedNames(), [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("slow.bin")))
+        let created = try await upload.value
+        XCTAssertEqual(created.size, 512 << 10)
+        XCTAssertEqual(FileManager.default.contents(atPath: remote.path("slow.bin")), try Data(contentsOf: URL(
+            fileURLWithPath: content.string)))
+        XCTAssertEqual(try stagedNames(), [])
+    }
+
+    func testNamedStagingWorksAndLeavesNothingBehind() async throws {
+        // A filesystem without unnamed files: every upload is staged under a name and renamed into place.
+        let provider = try LocalProvider(root: remote.root, simulation: .none, unnamedStagedFiles: false)
+        XCTAssertFalse(provider.staging.makesUnnamedFiles)
+        let creations = try (0..<5).map { index in
+            ItemCreation(remote.template("f\(index).txt"), contents: try remote.contentFile("content \(index)"))
+        }
+        let created = try await provider.createItems(creations).map { try $0.get() }
+        XCTAssertEqual(try String(contentsOfFile: remote.path("f3.txt"), encoding: .utf8), "content 3")
+        // A modify replaces the content in one step.
+        let changed = try await provider.modifyItem(
+            created[0].id, in: .drive, baseVersion: created[0].version, changes: RemoteItemChanges(),
+            contents: try remote.contentFile("changed"))
+        XCTAssertTrue(changed.version.hasPrefix("2-"), changed.version)
+        XCTAssertEqual(try String(contentsOfFile: remote.path("f0.txt"), encoding: .utf8), "changed")
+        // A taken name fails and its staged copy goes.
+        try remote.writeByHand("someone else's", to: "taken.txt")
+        do {
+            _ = try await provider.createItem(remote.template("taken.txt"), contents: try remote.contentFile("mine"))
+            XCTFail("a create replaced someone else's file")
+        } catch FolioError.exists {}
+        XCTAssertEqual(try String(contentsOfFile: remote.path("taken.txt"), encoding: .utf8), "someone else's")
+        XCTAssertEqual(try stagedNames(), [])
+    }
+
+    func testAnUnnamedUploadReplacesAFileInOneStep() async throws {
+        // A modify (and a retried create with new content) puts an unnamed file over the old one: it gets a name
+        // in the staging folder first, then is renamed over.
+        let provider = try remote.provider()
+        var template = remote.template("doc.txt")
+        template.retryTag = "me@new"
+        let first = try await provider.createItem(template, contents: try remote.contentFile("one"))
+        let inode = try SystemCalls.status(FilePath(remote.path("doc.txt"))).inode
+        let retried = try await provider.createItem(template, contents: try remote.contentFile("two"))
+        XCTAssertNotEqual(retried.version, first.version)
+        XCTAssertEqual(try String(contentsOfFile: remote.path("doc.txt"), encoding: .utf8), "two")
+        XCTAssertNotEqual(try SystemCalls.status(FilePath(remote.path("doc.txt"))).inode, inode, "not replaced")
+        let modified = try await provider.modifyItem(
+            first.id, in: .drive, baseVersion: retried.version, changes: RemoteItemChanges(),
+            contents: try remote.contentFile("three"))
+        XCTAssertEqual(modified.id, first.id)
+        XCTAssertEqual(try String(contentsOfFile: remote.path("doc.txt"), encoding: .utf8), "three")
+        XCTAssertEqual(try stagedNames(), [])
+    }
+
+    func testANewFileGoesIntoItsFolderEvenIfTheFolderMovesBeforeItIsPlaced() async throws {
+        // Files are placed outside the tree's lock, through the folder's descriptor: a move of the folder in
+        // between (by hand here; by another upload in the daemon) does not send the file elsewhere.
+        let provider = try remote.provider()
+        let box = try await provider.createItem(remote.template("Box", kind: .directory, mode: 0o755), contents: nil)
+        let template = remote.template("inside.txt", parentID: box.id)
+        let staged = try provider.staging.newFile("upload")
+        defer { staged.discard(placed: true) }
+        try staged.descriptor.writeAll(Array("inside".utf8))
+        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+        defer { for folder in folders.values { folder.close() } }
+        let plan = try provider.tree.withLock { tree in
+            try tree.planCreate(template, staged: staged, folders: &folders)
+        }
+        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        try FileManager.default.moveItem(atPath: remote.path("Box"), toPath: remote.path("Crate"))
+        let placed = try RemoteTree.placeFile(placement, staged: staged)
+        _ = try provider.tree.withLock { try $0.recordPlacedFile(placement, placed) }
+        XCTAssertEqual(try String(contentsOfFile: remote.path("Crate/inside.txt"), encoding: .utf8), "inside")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("Box")))
+        let items = try await provider.enumerateItems(in: .drive).items
+        let inside = try XCTUnwrap(items.first { $0.id == template.id })
+        XCTAssertEqual(inside.parentID, box.id)
+        XCTAssertEqual(inside.name, "inside.txt")
+    }
+
+    func testANameTakenBeforeTheFileIsPlacedIsRefusedAndKept() async throws {
+        let provider = try remote.provider()
+        let template = remote.template("contested.txt")
+        let staged = try provider.staging.newFile("upload")
+        defer { staged.discard(placed: false) }
+        try staged.descriptor.writeAll(Array("mine".utf8))
+        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+        defer { for folder in folders.values { folder.close() } }
+        let plan = try provider.tree.withLock { tree in
+            try tree.planCreate(template, staged: staged, folders: &folders)
+        }
+        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        try remote.writeByHand("theirs", to: "contested.txt")
+        XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged)) { error in
+            guard case FolioError.exists = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(try String(contentsOfFile: remote.path("contested.txt"), encoding: .utf8), "theirs")
+    }
+}
