@@ -36,6 +36,9 @@ struct State: Sendable {
     /// Items whose upload is in flight (by item id: an atomic save moves an id to another inode).
     var uploadsInFlight: Set<ItemID> = []
     var deletesInFlight: Set<ItemID> = []
+    /// Whether upload work was held back since the uploader last asked because its content could not be opened
+    /// for a passing reason (``FolioFileSystem/takeDeferredUploads()``).
+    var uploadsDeferred = false
     /// Items whose last upload failed in a way that leaves its outcome unknown (the reply may have been lost
     /// after the provider made the change): a remote version change of theirs may be our own.
     var uncertainUploads: Set<ItemID> = []

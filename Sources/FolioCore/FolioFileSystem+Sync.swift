@@ -209,7 +209,15 @@ extension FolioFileSystem {
                     skippedNodes.append(node.ino)  // no call left for it
                     break
                 }
-                guard let item = makeWork(node, parent: parent, state: state) else {
+                let work: UploadWork?
+                do throws(FolioError) {
+                    work = try makeWork(node, parent: parent, state: state)
+                } catch {
+                    contentUnreadable(node, error, state: &state)
+                    if case .notFound = error {} else { skippedNodes.append(node.ino) }
+                    continue
+                }
+                guard let item = work else {
                     skippedNodes.append(node.ino)
                     continue
                 }
@@ -240,7 +248,36 @@ extension FolioFileSystem {
         return true
     }
 
-    private func makeWork(_ node: Node, parent: Node, state: borrowing State) -> UploadWork? {
+    /// A file's committed content could not be opened for its upload (`error`). Gone (someone removed it from the
+    /// state folder): the item is `failed` with the reason, never sent without its content, until a new version
+    /// is committed. Otherwise (out of descriptors, say) the work waits and the uploader tries again after a
+    /// backoff (``takeDeferredUploads()``).
+    private func contentUnreadable(_ node: Node, _ error: FolioError, state: inout State) {
+        guard case .notFound = error, case .dirty(let generation) = node.state else {
+            logger.warning("cannot upload \(node.name) yet: \(error)")
+            state.uploadsDeferred = true
+            return
+        }
+        logger.error("cannot upload \(node.name): its committed content is gone from the content cache: \(error)")
+        var failed = node
+        failed.state = .uploading(generation: generation)
+        failed.state = (try? failed.state.applying(.uploadFailed(
+            generation: generation, reason: "its committed content is missing from the content cache",
+            retryable: false))) ?? node.state
+        state.nodes[node.ino] = failed
+        saveDeferred(failed, state: &state)
+    }
+
+    /// Whether upload work was held back since the last call because its content could not be opened for a
+    /// passing reason: the uploader then tries again after a backoff, even if nothing else changes.
+    public func takeDeferredUploads() -> Bool {
+        state.withLock { state in
+            defer { state.uploadsDeferred = false }
+            return state.uploadsDeferred
+        }
+    }
+
+    private func makeWork(_ node: Node, parent: Node, state: borrowing State) throws(FolioError) -> UploadWork? {
         let parentID: ItemID? = parent.itemID.isContainerRoot ? nil : parent.itemID
         let epoch = state.metadataEpochs[node.ino] ?? 0
         // The upload reads the version through a descriptor opened now, so a newer commit that deletes the
@@ -251,13 +288,8 @@ extension FolioFileSystem {
         if case .uploading = node.state { contentDirty = true }
         var contents: FilePath?
         if node.kind == .file, node.remoteVersion == nil || contentDirty, let file = node.contentFile {
-            do {
-                contents = FilePath("/proc/self/fd/\(try cache.openForReading(file))")
-            } catch {
-                // Never sent without its content (that would upload an empty file): tried again next time.
-                logger.warning("cannot upload \(node.name) yet: \(error)")
-                return nil
-            }
+            // Never sent without its content (that would upload an empty file): the caller decides.
+            contents = FilePath("/proc/self/fd/\(try cache.openForReading(file))")
         }
         if node.remoteVersion == nil {
             let template = RemoteItemTemplate(

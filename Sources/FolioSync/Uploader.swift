@@ -158,7 +158,15 @@ public final class Uploader: UploadScheduling {
                         group.addTask { .finished(await self.perform(call)) }
                     }
                     running += calls.count
-                    if calls.isEmpty && running == 0 { backoff = .zero }
+                    if fileSystem.takeDeferredUploads() {
+                        // Work whose content could not be opened now: tried again after a backoff (whose wait
+                        // starts at the top of the loop).
+                        backoff = backoff == .zero ? minimumBackoff : min(backoff * 2, maximumBackoff)
+                        retryAt = .now + backoff
+                        continue
+                    } else if calls.isEmpty && running == 0 {
+                        backoff = .zero
+                    }
                 }
                 if !listening {
                     listening = true

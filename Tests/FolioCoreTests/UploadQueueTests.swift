@@ -108,7 +108,39 @@ final class UploadQueueTests: XCTestCase {
             try FileManager.default.removeItem(atPath: content + "/" + name)
         }
         XCTAssertEqual(core.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "sent as an empty file")
+        // Gone for good: the item says so (and `folio status` names it), it is not retried for nothing.
+        let state = try core.fileSystem.extendedAttribute(try core.ino("doc"), name: "user.folio.state")
+        XCTAssertEqual(String(decoding: state, as: UTF8.self), "failed")
+        XCTAssertTrue(core.fileSystem.status().failures.contains { $0.contains("doc") && $0.contains("missing") },
+                      "\(core.fileSystem.status().failures)")
+        XCTAssertFalse(core.fileSystem.takeDeferredUploads())
+        // A new version starts over.
+        try await core.write("doc", "written again")
+        XCTAssertEqual(core.fileSystem.nextUploadWork(limit: 4).map(Self.name), ["doc"])
+    }
+
+    func testAFileWhoseContentCannotBeOpenedForNowIsTriedAgain() async throws {
+        let core = try CoreHarness()
+        try await core.write("doc", "content")
+        let content = core.directory + "/content"
+        let version = try XCTUnwrap(
+            try FileManager.default.contentsOfDirectory(atPath: content).first { $0 != ContentCache.emptyVersion })
+        // A symlink to itself: opening it fails (ELOOP), as it would for a passing reason (no descriptors left).
+        let path = content + "/" + version
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".aside")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path)
+        XCTAssertEqual(core.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "sent without its content")
+        XCTAssertTrue(core.fileSystem.takeDeferredUploads(), "the uploader is not told to try again")
+        XCTAssertFalse(core.fileSystem.takeDeferredUploads(), "told once")
         XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "still waiting for upload")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: path + ".aside", toPath: path)
+        let work = core.fileSystem.nextUploadWork(limit: 4)
+        defer { work.forEach { $0.closeContents() } }
+        guard case .create(_, _, let contents?, _, _)? = work.first else {
+            return XCTFail("expected the create with its content: \(work.map(\.summary))")
+        }
+        XCTAssertEqual(try String(contentsOfFile: contents.string, encoding: .utf8), "content")
     }
 
     func testAMetadataOnlyChangeHoldsNoDescriptor() async throws {
