@@ -38,10 +38,18 @@ public struct ContentCache: Sendable {
         throw .io("cannot pick a version file name")
     }
 
-    /// Opens version file `name` read-only.
+    /// Opens version file `name` read-only; `.busy` when the process or system is out of descriptors or memory
+    /// for now (worth trying again later), other errors as they come.
     public func openForReading(_ name: String) throws(FolioError) -> Int32 {
         let fd = open(path(of: name).string, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(Errno(rawValue: errno), "open version file \(name)") }
+        guard fd >= 0 else {
+            let error = Errno(rawValue: errno)
+            if [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .noMemory, .resourceTemporarilyUnavailable]
+                .contains(error) {
+                throw .busy("open version file \(name): \(error)")
+            }
+            throw .system(error, "open version file \(name)")
+        }
         return fd
     }
 

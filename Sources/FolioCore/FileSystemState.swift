@@ -39,6 +39,8 @@ struct State: Sendable {
     /// Whether upload work was held back since the uploader last asked because its content could not be opened
     /// for a passing reason (``FolioFileSystem/takeDeferredUploads()``).
     var uploadsDeferred = false
+    /// How many times upload work was held back that way.
+    var deferredUploadCount = 0
     /// Items whose last upload failed in a way that leaves its outcome unknown (the reply may have been lost
     /// after the provider made the change): a remote version change of theirs may be our own.
     var uncertainUploads: Set<ItemID> = []

@@ -213,8 +213,7 @@ extension FolioFileSystem {
                 do throws(FolioError) {
                     work = try makeWork(node, parent: parent, state: state)
                 } catch {
-                    contentUnreadable(node, error, state: &state)
-                    if case .notFound = error {} else { skippedNodes.append(node.ino) }
+                    if contentUnreadable(node, error, state: &state) { skippedNodes.append(node.ino) }
                     continue
                 }
                 guard let item = work else {
@@ -248,25 +247,39 @@ extension FolioFileSystem {
         return true
     }
 
-    /// A file's committed content could not be opened for its upload (`error`). Gone (someone removed it from the
-    /// state folder): the item is `failed` with the reason, never sent without its content, until a new version
-    /// is committed. Otherwise (out of descriptors, say) the work waits and the uploader tries again after a
-    /// backoff (``takeDeferredUploads()``).
-    private func contentUnreadable(_ node: Node, _ error: FolioError, state: inout State) {
-        guard case .notFound = error, case .dirty(let generation) = node.state else {
+    /// A file's committed content could not be opened for its upload (`error`); never sent without it. For a
+    /// passing reason (`.busy`: out of descriptors, say) the work waits and the uploader tries again after a
+    /// backoff (``takeDeferredUploads()``): returns true. Otherwise (gone from the state folder, unreadable) the
+    /// item is `failed` with the reason until a new version is committed: returns false.
+    private func contentUnreadable(_ node: Node, _ error: FolioError, state: inout State) -> Bool {
+        if case .busy = error {
             logger.warning("cannot upload \(node.name) yet: \(error)")
             state.uploadsDeferred = true
-            return
+            state.deferredUploadCount += 1
+            return true
         }
-        logger.error("cannot upload \(node.name): its committed content is gone from the content cache: \(error)")
+        let reason = if case .notFound = error {
+            "its committed content is missing from the content cache"
+        } else {
+            "its committed content cannot be read: \(error)"
+        }
+        logger.error("cannot upload \(node.name): \(reason)")
         var failed = node
-        failed.state = .uploading(generation: generation)
-        failed.state = (try? failed.state.applying(.uploadFailed(
-            generation: generation, reason: "its committed content is missing from the content cache",
-            retryable: false))) ?? node.state
+        switch node.state {
+        case .dirty(let generation), .uploading(let generation):  // uploading: as saved before a crash
+            // What an upload of this generation failing for good makes of it.
+            let failure = ItemState.Event.uploadFailed(generation: generation, reason: reason, retryable: false)
+            failed.state = (try? ItemState.uploading(generation: generation).applying(failure)) ?? node.state
+        default:
+            failed.state = .failed(reason: reason)
+        }
         state.nodes[node.ino] = failed
         saveDeferred(failed, state: &state)
+        return false
     }
+
+    /// How many times upload work was held back because its content could not be opened for a passing reason.
+    public var deferredUploadCount: Int { state.withLock { $0.deferredUploadCount } }
 
     /// Whether upload work was held back since the last call because its content could not be opened for a
     /// passing reason: the uploader then tries again after a backoff, even if nothing else changes.

@@ -1,7 +1,7 @@
 import FolioCore
 
 /// The creates of one ``LocalProvider/createItems(_:)`` call on their way: each gets an outcome once it fails
-/// or is answered, and holds a staged file while its content waits to be renamed into place.
+/// or is answered, and holds a staged file while its content waits to be put into place.
 struct CreateBatch {
     /// The creates asked for, in order.
     let creations: [ItemCreation]
@@ -9,15 +9,15 @@ struct CreateBatch {
     private(set) var outcomes: [Result<RemoteItem, FolioError>?]
     /// Each new file's staged content, until ``discardStaged()``.
     private(set) var staged: [StagedUpload?]
-    /// Whether each staged file was renamed into place.
-    private var renamed: [Bool]
+    /// Whether each staged file was put into place.
+    private var placed: [Bool]
 
     /// A batch of `creations`, none answered yet.
     init(_ creations: [ItemCreation]) {
         self.creations = creations
         outcomes = Array(repeating: nil, count: creations.count)
         staged = Array(repeating: nil, count: creations.count)
-        renamed = Array(repeating: false, count: creations.count)
+        placed = Array(repeating: false, count: creations.count)
     }
 
     /// The creates without an outcome yet.
@@ -55,16 +55,16 @@ struct CreateBatch {
         for index in creations.indices where (try? outcomes[index]?.get()) != nil { fail(index, error) }
     }
 
-    /// Create `index` is answered with `item`; `renamed` says whether its staged file was moved into place.
-    mutating func answer(_ index: Int, _ item: RemoteItem, renamed: Bool) {
+    /// Create `index` is answered with `item`; `placed` says whether its staged file was put into place.
+    mutating func answer(_ index: Int, _ item: RemoteItem, placed: Bool) {
         outcomes[index] = .success(item)
-        self.renamed[index] = renamed
+        self.placed[index] = placed
     }
 
-    /// Closes every staged file, removing those that were not renamed into place.
+    /// Closes every staged file, removing those that were not put into place.
     mutating func discardStaged() {
         for index in staged.indices {
-            staged[index]?.discard(placed: renamed[index])
+            staged[index]?.discard(placed: placed[index])
         }
     }
 
@@ -72,7 +72,7 @@ struct CreateBatch {
     func results(lostWith error: (any Error)? = nil) -> [Result<RemoteItem, FolioError>] {
         outcomes.map { outcome in
             if let error { return .failure(FolioError(error)) }
-            return outcome ?? .failure(.io("create not answered"))
+            return outcome ?? .failure(.providerFailure("create not answered", retryable: true))
         }
     }
 }

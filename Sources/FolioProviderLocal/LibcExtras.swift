@@ -38,6 +38,10 @@ enum LibcExtras {
 
     /// `syncfs(2)`.
     static let syncfs: SyncFileSystem = resolve("syncfs")
+
+    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`, the same on every Linux architecture Swift runs on): a macro
+    /// built of macros, which Glibc's module does not export.
+    static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
     /// `copy_file_range(2)`.
     static let copyFileRange: CopyFileRange = resolve("copy_file_range")
     /// `lgetxattr(2)`.

@@ -39,12 +39,18 @@ extension LocalProvider {
         await stageFiles(&batch, simulation: simulation)
         if batch.hasSmallStagedContent {
             do {
-                try await diskFlush.flush()  // the contents are on disk before they are renamed into place
+                try await diskFlush.flush()  // the contents are on disk before they get their names
             } catch {
                 batch.failOpen(error)
             }
         }
         addToTree(&batch)
+        // Creates of items another call is putting into place (the same item sent twice at once): once that
+        // call has recorded it (a few ms), they are its retries. Bounded: after 10 s they fail, to be retried.
+        for _ in 0..<5_000 where !batch.open.isEmpty {
+            try? await Task.sleep(for: .milliseconds(2))
+            addToTree(&batch)
+        }
         batch.discardStaged()
         if batch.hasNamesToFlush {
             do {
@@ -88,7 +94,7 @@ extension LocalProvider {
         }
         for (index, outcome) in found {
             switch outcome {
-            case .success(let item): batch.answer(index, item, renamed: false)
+            case .success(let item): batch.answer(index, item, placed: false)
             case .failure(let error): batch.fail(index, error)
             }
         }
@@ -150,16 +156,39 @@ extension LocalProvider {
         var placed: [PlacedFile] = []
         for (index, plan) in zip(open, plans) {
             switch plan {
-            case .success(.done(let item, let wasPlaced)): batch.answer(index, item, renamed: wasPlaced)
+            case .success(.done(let item, let wasPlaced)): batch.answer(index, item, placed: wasPlaced)
             case .success(.placeFile(let placement)):
-                guard let file = staged[index] else { continue }  // planCreate refuses a file without content
                 placed.append(PlacedFile(index: index, placement: placement, outcome: Self.outcome {
-                    try RemoteTree.placeFile(placement, staged: file)
+                    guard let file = staged[index] else {  // planCreate refuses a file without content
+                        throw FolioError.invalidArgument("a file to create without its staged content")
+                    }
+                    return try RemoteTree.placeFile(placement, staged: file)
                 }))
+            case .success(.busy): break  // left open: planned again soon
             case .failure(let error): batch.fail(index, error)
             }
         }
         record(placed, staged: staged, in: &batch)
+        syncFoldersOfBigFiles(placed, staged: staged, in: &batch)
+    }
+
+    /// Big files were made durable on their own, not by the shared flushes: their new names are made durable by
+    /// an `fsync` of each of their folders before the answer (failing it leaves their creates uncertain).
+    private func syncFoldersOfBigFiles(_ placed: [PlacedFile], staged: [StagedUpload?], in batch: inout CreateBatch) {
+        let big = placed.filter { file in
+            staged[file.index]?.isSmall == false && (try? batch.outcomes[file.index]?.get()) != nil
+        }
+        var synced: Set<Int32> = []
+        for file in big {
+            guard let folder = file.placement.folder.descriptor, synced.insert(folder.rawValue).inserted else {
+                continue
+            }
+            do {
+                try SystemCalls.syncFolder(folder, path: file.placement.folder.path)
+            } catch {
+                for other in big where other.placement.folder.descriptor == folder { batch.fail(other.index, error) }
+            }
+        }
     }
 
     /// Records the files put into place, under one hold of the tree's lock. A name found taken may be the same
@@ -171,6 +200,7 @@ extension LocalProvider {
             outcomes = try tree.withLock { tree in
                 placed.map { file in
                     Self.outcome {
+                        defer { tree.finishPlacing(file.placement) }
                         switch file.outcome {
                         case .success(let made): return (try tree.recordPlacedFile(file.placement, made), true)
                         case .failure(.exists(let reason)):
@@ -189,7 +219,7 @@ extension LocalProvider {
         }
         for (file, outcome) in zip(placed, outcomes) {
             switch outcome {
-            case .success(let made): batch.answer(file.index, made.item, renamed: made.renamed)
+            case .success(let made): batch.answer(file.index, made.item, placed: made.renamed)
             case .failure(let error): batch.fail(file.index, error)
             }
         }

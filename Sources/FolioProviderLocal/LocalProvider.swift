@@ -122,6 +122,8 @@ public final class LocalProvider: Provider {
             // The content is on disk before it is renamed into place.
             if staged?.isSmall == true { try await diskFlush.flush() }
         }
+        // The folder a big content was put into, made durable on its own below (small ones share the flush).
+        var folderOfBigContent: FilePath?
         let modified = try tree.withLock { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
@@ -143,6 +145,7 @@ public final class LocalProvider: Provider {
                     retryTag: changes.retryTag)
             }
             if let plan { item = try tree.move(item, as: plan) }
+            if renamed, staged?.isSmall == false { folderOfBigContent = item.path.removingLastComponent() }
             item = try tree.applyAttributes(changes, to: item)
             let modified = try tree.remoteItem(for: item)
             if let ownedVersion, modified.version != ownedVersion {
@@ -152,6 +155,11 @@ public final class LocalProvider: Provider {
             return modified
         }
         if staged?.isSmall ?? false { try await diskFlush.flush() }
+        if let folderOfBigContent {
+            let folder = try SystemCalls.openFolder(folderOfBigContent)
+            defer { try? folder.close() }
+            try SystemCalls.syncFolder(folder, path: folderOfBigContent)
+        }
         try gate.reply("modify \(id)")
         return modified
     }

@@ -1,6 +1,5 @@
 import FolioCore
 import Foundation
-import Glibc
 import SystemPackage
 
 extension RemoteTree {
@@ -31,7 +30,7 @@ extension RemoteTree {
         var path: FilePath
         /// Its id (`nil`: the container's root).
         var id: ItemID?
-        /// The folder itself (`O_PATH`), after ``open()``.
+        /// The folder itself, after ``open()``.
         private(set) var descriptor: FileDescriptor?
 
         init(_ found: (path: FilePath, parentID: ItemID?)) {
@@ -42,13 +41,8 @@ extension RemoteTree {
         /// Opens the folder (once): files are put into it through the descriptor, wherever it has moved.
         mutating func open() throws {
             guard descriptor == nil else { return }
-            let opened = Glibc.open(path.string, Self.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard opened >= 0 else { throw SystemCalls.lastError("open the folder", path) }
-            descriptor = FileDescriptor(rawValue: opened)
+            descriptor = try SystemCalls.openFolder(path)
         }
-
-        /// `O_PATH` (the same on every Linux architecture Swift runs on), which Glibc's module does not export.
-        private static let pathOnly: Int32 = 0o10000000
 
         /// Closes the descriptor, if it was opened.
         func close() {
@@ -118,8 +112,11 @@ extension RemoteTree {
         /// file was put into place).
         case done(RemoteItem, placed: Bool)
         /// A new file, to be put into place outside the tree's lock (``placeFile(_:staged:)``), then recorded
-        /// under it (``recordPlacedFile(_:_:)``).
+        /// under it (``recordPlacedFile(_:_:)``, or ``finishPlacing(_:)`` if that failed).
         case placeFile(FilePlacement)
+        /// Another create of the same item is putting its file into place: plan again in a moment (it will have
+        /// landed or failed by then).
+        case busy
     }
 
     /// A new file's place, checked under the tree's lock: its folder, open, and its template.
@@ -159,6 +156,8 @@ extension RemoteTree {
         if template.kind == .file && staged == nil {
             throw FolioError.invalidArgument("a file to create without its staged content")
         }
+        // Reserved while its file goes into place: two creates of one item never both place a file.
+        if placing.contains(template.id) { return .busy }
         if let existing = try existingItem(template.id, preferring: template.container) {
             let retried = try retriedCreate(of: existing, template, staged: staged)
             return .done(retried.item, placed: retried.renamed)
@@ -169,6 +168,7 @@ extension RemoteTree {
         if template.kind == .file {
             try folder.open()
             folders[key] = folder
+            placing.insert(template.id)
             return .placeFile(FilePlacement(template: template, folder: folder))
         }
         folders[key] = folder
@@ -211,8 +211,6 @@ extension RemoteTree {
             return finished
         } catch FolioError.exists {
             throw FolioError.exists("\(template.name) in \(placement.folder.path)")
-        } catch let error as Errno {
-            throw FolioError.system(error, "create \(placement.path)")
         }
     }
 
@@ -233,11 +231,18 @@ extension RemoteTree {
         return try retriedCreate(of: existing, template, staged: staged)
     }
 
-    /// Records a file that ``placeFile(_:staged:)`` put into place, under the tree's lock; returns it.
+    /// Ends the reservation of a planned file's item, whether or not ``placeFile(_:staged:)`` placed it.
+    mutating func finishPlacing(_ placement: FilePlacement) {
+        placing.remove(placement.template.id)
+    }
+
+    /// Records a file that ``placeFile(_:staged:)`` put into place, under the tree's lock (ending its
+    /// reservation); returns it.
     mutating func recordPlacedFile(
         _ placement: FilePlacement, _ placed: (status: FileStatus, attributes: StoredAttributes)
     ) throws -> RemoteItem {
         let template = placement.template
+        finishPlacing(placement)
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: placement.folder.id, name: template.name, isFile: true)
         return try remoteItem(

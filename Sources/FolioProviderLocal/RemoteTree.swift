@@ -15,6 +15,9 @@ struct RemoteTree: Sendable {
     var indexes: [ContainerID: ContainerIndex] = [:]
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
+    /// Items whose new file a create is putting into place outside the lock (between
+    /// ``planCreate(_:staged:folders:)`` and ``finishPlacing(_:)``): another create of one of them waits.
+    var placing: Set<ItemID> = []
     /// Called by a scan right after it listed a folder, with the folder's path: tests make someone else's
     /// rename race with the walk through it.
     var folderListed: (@Sendable (FilePath) -> Void)?

@@ -59,12 +59,11 @@ struct StagedUpload: Sendable {
     /// Puts the file into the open folder `folder` as `name` (at `path`, for errors), which must be free:
     /// `.exists` if it is taken (nothing is replaced).
     func place(in folder: FileDescriptor, as name: String, path destination: FilePath) throws {
-        let result = if let path {
-            LibcExtras.renameat2(AT_FDCWD, path.string, folder.rawValue, name, SystemCalls.renameNoReplace)
+        if let path {
+            try SystemCalls.renameWithoutReplacing(path, into: folder, as: name, path: destination)
         } else {
-            linkat(AT_FDCWD, descriptorPath, folder.rawValue, name, AT_SYMLINK_FOLLOW)
+            try SystemCalls.link(descriptor, into: folder, as: name, path: destination)
         }
-        guard result == 0 else { throw SystemCalls.lastError("put the staged upload at", destination) }
     }
 
     /// Puts the file at `destination` in one step, replacing what is there.
@@ -94,9 +93,6 @@ struct StagedUpload: Sendable {
         try? descriptor.close()
         if !placed, let path { SystemCalls.removeFileQuietly(path) }
     }
-
-    /// The path that names the open file: its staging name, or its descriptor in `/proc/self/fd`.
-    private var descriptorPath: String { "/proc/self/fd/\(descriptor.rawValue)" }
 
     /// How the file is named in errors.
     private var described: FilePath { path ?? FilePath("\(staging.string)/(unnamed upload)") }

@@ -30,14 +30,10 @@ final class StagingFolder: Sendable {
     /// `.folio-<prefix>-<uuid>`.
     func newFile(_ prefix: String) throws -> StagedUpload {
         if unnamedFilesWork.load(ordering: .relaxed) {
-            let descriptor = open(path.string, Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, mode_t(0o600))
-            if descriptor >= 0 {
-                return StagedUpload(path: nil, staging: path, descriptor: FileDescriptor(rawValue: descriptor))
+            if let descriptor = try SystemCalls.makeUnnamedFile(in: path) {
+                return StagedUpload(path: nil, staging: path, descriptor: descriptor)
             }
             // Not on this filesystem, or not with this kernel: named files from now on.
-            guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
-                throw SystemCalls.lastError("create an unnamed file in", path)
-            }
             unnamedFilesWork.store(false, ordering: .relaxed)
         }
         let named = path.appending(ItemName.internalPrefix + prefix + "-" + UUID().uuidString)
@@ -49,10 +45,6 @@ final class StagingFolder: Sendable {
             throw FolioError.system(error, "create \(named)")
         }
     }
-
-    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`, the same on every Linux architecture Swift runs on), which
-    /// Glibc's module does not export.
-    private static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
 
     /// Removes named uploads left by a process that died more than a day ago (younger ones may belong to another
     /// provider on the same remote, still at work). Unnamed ones never outlive their process.

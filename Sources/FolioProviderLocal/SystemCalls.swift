@@ -197,6 +197,45 @@ enum SystemCalls {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Opens the folder at `path` (not following a symlink) for use as the folder of `*at` calls and for `fsync`.
+    static func openFolder(_ path: FilePath) throws -> FileDescriptor {
+        let opened = open(path.string, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard opened >= 0 else { throw lastError("open the folder", path) }
+        return FileDescriptor(rawValue: opened)
+    }
+
+    /// Makes the entries of the open folder `folder` (at `path`, for errors) durable: `fsync` of the folder.
+    static func syncFolder(_ folder: FileDescriptor, path: FilePath) throws {
+        guard fsync(folder.rawValue) == 0 else { throw lastError("fsync the folder", path) }
+    }
+
+    /// A new unnamed file in the folder `folder` (`O_TMPFILE`), open for reading and writing; `nil` when the
+    /// filesystem (or kernel) has none (`EOPNOTSUPP`, `EISDIR`, `EINVAL`).
+    static func makeUnnamedFile(in folder: FilePath) throws -> FileDescriptor? {
+        let descriptor = open(folder.string, LibcExtras.unnamedFileFlag | O_RDWR | O_CLOEXEC, mode_t(0o600))
+        guard descriptor < 0 else { return FileDescriptor(rawValue: descriptor) }
+        let error = errno
+        if error == EOPNOTSUPP || error == EISDIR || error == EINVAL { return nil }
+        throw FolioError.system(Errno(rawValue: error), "create an unnamed file in \(folder)")
+    }
+
+    /// Gives the open unnamed file `file` the name `name` in the open folder `folder` (`linkat` through
+    /// `/proc/self/fd`); `.exists` if the name is taken. `path` names the destination in errors.
+    static func link(_ file: FileDescriptor, into folder: FileDescriptor, as name: String, path: FilePath) throws {
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(file.rawValue)", folder.rawValue, name, AT_SYMLINK_FOLLOW) == 0 else {
+            throw lastError("link the staged upload to", path)
+        }
+    }
+
+    /// Renames `source` to `name` in the open folder `folder` atomically, failing with `.exists` if the name is
+    /// taken. `path` names the destination in errors.
+    static func renameWithoutReplacing(
+        _ source: FilePath, into folder: FileDescriptor, as name: String, path: FilePath
+    ) throws {
+        let result = LibcExtras.renameat2(AT_FDCWD, source.string, folder.rawValue, name, renameNoReplace)
+        guard result == 0 else { throw lastError("rename \(source) to", path) }
+    }
+
     /// Renames `source` to `destination`, replacing what is there.
     static func rename(_ source: FilePath, to destination: FilePath) throws {
         guard Glibc.rename(source.string, destination.string) == 0 else {

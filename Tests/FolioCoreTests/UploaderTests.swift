@@ -118,28 +118,24 @@ final class UploaderTests: XCTestCase {
         XCTAssertEqual(provider.failedOnce.withLock { $0 }, ["flaky.txt"])
     }
 
-    /// Work held back because its content could not be opened for now is tried again after a backoff, without
-    /// waiting for another local change.
+    /// Work held back because its content could not be opened for now (out of descriptors) is tried again after
+    /// a backoff, without waiting for another local change.
     func testWorkWhoseContentCannotBeOpenedForNowIsRetriedByItself() async throws {
         let harness = try CoreHarness()
         let provider = HoldingProvider()
         try await harness.write("doc.txt", "content")
-        let content = harness.directory + "/content"
-        let version = try XCTUnwrap(
-            try FileManager.default.contentsOfDirectory(atPath: content).first { $0 != ContentCache.emptyVersion })
-        let path = content + "/" + version
-        try FileManager.default.moveItem(atPath: path, toPath: path + ".aside")
-        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path)  // ELOOP
         let uploader = Uploader(
             fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"),
             minimumBackoff: .milliseconds(50), quietPeriod: .zero)
         harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
-        uploader.start()
         defer { uploader.stop() }
-        try await Task.sleep(for: .milliseconds(200))
+        try DescriptorLimit.reached {
+            uploader.start()
+            // The uploader's first look, with no descriptor to spare (at most 2 s).
+            for _ in 0..<2000 where harness.fileSystem.deferredUploadCount == 0 { usleep(1000) }
+            XCTAssertGreaterThan(harness.fileSystem.deferredUploadCount, 0, "the upload was not held back")
+        }
         XCTAssertEqual(provider.created.withLock { $0 }, [], "sent without its content")
-        try FileManager.default.removeItem(atPath: path)
-        try FileManager.default.moveItem(atPath: path + ".aside", toPath: path)
         try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
         XCTAssertEqual(provider.created.withLock { $0 }, ["doc.txt"])
     }

@@ -25,11 +25,13 @@ final class StagingTests: XCTestCase {
 
     func testAnUploadHasNoNameUntilItIsInPlace() async throws {
         let provider = try remote.provider(NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
-        XCTAssertTrue(provider.staging.makesUnnamedFiles)
+        let probe = try provider.staging.newFile("probe")
+        probe.discard(placed: false)
+        try XCTSkipIf(probe.path != nil, "the filesystem of \(stagingFolder) has no unnamed files")
         let content = try remote.contentFile([UInt8](repeating: 3, count: 512 << 10))
         let template = remote.template("slow.bin")
         let upload = Task { try await provider.createItem(template, contents: content) }
-        // Half a second into the copy: nothing named anywhere yet.
+        // A quarter of a second into the half-second copy: nothing named anywhere yet.
         try await Task.sleep(for: .milliseconds(250))
         XCTAssertEqual(try stagedNames(), [])
         XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("slow.bin")))
@@ -128,5 +130,56 @@ final class StagingTests: XCTestCase {
             guard case FolioError.exists = error else { return XCTFail("\(error)") }
         }
         XCTAssertEqual(try String(contentsOfFile: remote.path("contested.txt"), encoding: .utf8), "theirs")
+    }
+
+    func testConcurrentCreatesOfOneItemUnderDifferentNamesMakeOneFile() async throws {
+        // The same item sent by several calls at once, as different names (a rename between attempts): only one
+        // file is ever put into place; the others are its retries.
+        let provider = try remote.provider()
+        let template = remote.template("first.txt")
+        let content = try remote.contentFile("once")
+        let ids = try await withThrowingTaskGroup(of: ItemID.self) { group in
+            for index in 0..<8 {
+                var renamed = template
+                renamed.name = "name \(index).txt"
+                group.addTask { try await provider.createItem(renamed, contents: content).id }
+            }
+            return try await group.reduce(into: Set<ItemID>()) { $0.insert($1) }
+        }
+        XCTAssertEqual(ids, [template.id])
+        let items = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(items.count, 1, "\(items.map(\.name))")
+        XCTAssertEqual(items.first?.id, template.id)
+    }
+
+    func testANameTakenByAnotherProcessCreatingTheSameItemIsThatCreate() async throws {
+        // Another process (another mount of the remote) created the same item under this name between planning
+        // and placing: this create is its retry, not a failure.
+        let provider = try remote.provider()
+        var template = remote.template("shared.txt")
+        template.retryTag = "me@new"
+        let staged = try provider.staging.newFile("upload")
+        defer { staged.discard(placed: false) }
+        try staged.descriptor.writeAll(Array("same".utf8))
+        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+        defer { for folder in folders.values { folder.close() } }
+        let plan = try provider.tree.withLock { tree in
+            try tree.planCreate(template, staged: staged, folders: &folders)
+        }
+        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        try remote.writeByHand("same", to: "shared.txt")
+        try StoredAttributes(id: template.id).write(to: FilePath(remote.path("shared.txt")))
+        XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged))
+        let made = try provider.tree.withLock { tree in
+            defer { tree.finishPlacing(placement) }
+            return try tree.createPlacedConcurrently(placement, staged: staged)
+        }
+        XCTAssertEqual(made?.item.id, template.id)
+        XCTAssertEqual(made?.renamed, false, "the same content put into place again")
+        XCTAssertTrue(try provider.tree.withLock { $0.placing.isEmpty })
+        // A file there with another id belongs to someone else.
+        try StoredAttributes(id: .generate()).write(to: FilePath(remote.path("shared.txt")))
+        let other = try provider.tree.withLock { tree in try tree.createPlacedConcurrently(placement, staged: staged) }
+        XCTAssertNil(other)
     }
 }
