@@ -23,6 +23,9 @@ struct CreateBatch {
     /// The creates without an outcome yet.
     var open: [Int] { creations.indices.filter { outcomes[$0] == nil } }
 
+    /// Whether any create has no outcome yet.
+    var hasOpenCreates: Bool { outcomes.contains { $0 == nil } }
+
     /// Whether any staged content is flushed with the other uploads (rather than on its own).
     var hasSmallStagedContent: Bool { staged.contains { $0?.isSmall == true } }
 

@@ -47,7 +47,9 @@ extension LocalProvider {
         addToTree(&batch)
         // Creates of items another call is putting into place (the same item sent twice at once): once that
         // call has recorded it (a few ms), they are its retries. Bounded: after 10 s they fail, to be retried.
-        for _ in 0..<5_000 where !batch.open.isEmpty {
+        var waits = 0
+        while batch.hasOpenCreates, waits < 5_000 {
+            waits += 1
             try? await Task.sleep(for: .milliseconds(2))
             addToTree(&batch)
         }
