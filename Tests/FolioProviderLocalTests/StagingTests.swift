@@ -93,15 +93,9 @@ final class StagingTests: XCTestCase {
         let provider = try remote.provider()
         let box = try await provider.createItem(remote.template("Box", kind: .directory, mode: 0o755), contents: nil)
         let template = remote.template("inside.txt", parentID: box.id)
-        let staged = try provider.staging.newFile("upload")
-        defer { staged.discard(placed: true) }
-        try staged.descriptor.writeAll(Array("inside".utf8))
-        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
-        defer { for folder in folders.values { folder.close() } }
-        let plan = try provider.tree.withLock { tree in
-            try tree.planCreate(template, staged: staged, folders: &folders)
-        }
-        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        let planned = try planFile(template, holding: "inside", provider: provider)
+        defer { planned.close() }
+        let (staged, placement) = (planned.staged, planned.placement)
         try FileManager.default.moveItem(atPath: remote.path("Box"), toPath: remote.path("Crate"))
         let placed = try RemoteTree.placeFile(placement, staged: staged)
         _ = try provider.tree.withLock { try $0.recordPlacedFile(placement, placed) }
@@ -116,15 +110,9 @@ final class StagingTests: XCTestCase {
     func testANameTakenBeforeTheFileIsPlacedIsRefusedAndKept() async throws {
         let provider = try remote.provider()
         let template = remote.template("contested.txt")
-        let staged = try provider.staging.newFile("upload")
-        defer { staged.discard(placed: false) }
-        try staged.descriptor.writeAll(Array("mine".utf8))
-        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
-        defer { for folder in folders.values { folder.close() } }
-        let plan = try provider.tree.withLock { tree in
-            try tree.planCreate(template, staged: staged, folders: &folders)
-        }
-        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        let planned = try planFile(template, holding: "mine", provider: provider)
+        defer { planned.close() }
+        let (staged, placement) = (planned.staged, planned.placement)
         try remote.writeByHand("theirs", to: "contested.txt")
         XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged)) { error in
             guard case FolioError.exists = error else { return XCTFail("\(error)") }
@@ -158,15 +146,9 @@ final class StagingTests: XCTestCase {
         let provider = try remote.provider()
         var template = remote.template("shared.txt")
         template.retryTag = "me@new"
-        let staged = try provider.staging.newFile("upload")
-        defer { staged.discard(placed: false) }
-        try staged.descriptor.writeAll(Array("same".utf8))
-        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
-        defer { for folder in folders.values { folder.close() } }
-        let plan = try provider.tree.withLock { tree in
-            try tree.planCreate(template, staged: staged, folders: &folders)
-        }
-        guard case .placeFile(let placement) = plan else { return XCTFail("planned \(plan)") }
+        let planned = try planFile(template, holding: "same", provider: provider)
+        defer { planned.close() }
+        let (staged, placement) = (planned.staged, planned.placement)
         try remote.writeByHand("same", to: "shared.txt")
         try StoredAttributes(id: template.id).write(to: FilePath(remote.path("shared.txt")))
         XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged))
@@ -181,5 +163,37 @@ final class StagingTests: XCTestCase {
         try StoredAttributes(id: .generate()).write(to: FilePath(remote.path("shared.txt")))
         let other = try provider.tree.withLock { tree in try tree.createPlacedConcurrently(placement, staged: staged) }
         XCTAssertNil(other)
+    }
+
+    /// A new staged file holding `content`, and the create of `template` from it planned under the tree's lock, as
+    /// a batch create does before it places files outside the lock. Call ``PlannedFile/close()`` when done.
+    private func planFile(
+        _ template: RemoteItemTemplate, holding content: String, provider: LocalProvider
+    ) throws -> PlannedFile {
+        let staged = try provider.staging.newFile("upload")
+        var folders: [RemoteTree.FolderKey: RemoteTree.FoundFolder] = [:]
+        do {
+            try staged.descriptor.writeAll(Array(content.utf8))
+            let plan = try provider.tree.withLock { try $0.planCreate(template, staged: staged, folders: &folders) }
+            guard case .placeFile(let placement) = plan else { throw FolioError.invalidArgument("planned \(plan)") }
+            return PlannedFile(staged: staged, placement: placement, folders: Array(folders.values))
+        } catch {
+            staged.discard(placed: false)
+            for folder in folders.values { folder.close() }
+            throw error
+        }
+    }
+}
+
+/// A staged file and its planned create (``StagingTests``).
+private struct PlannedFile {
+    let staged: StagedUpload
+    let placement: RemoteTree.FilePlacement
+    let folders: [RemoteTree.FoundFolder]
+
+    /// Closes the staged file (an unnamed one goes away unless it was placed) and the folders.
+    func close() {
+        staged.discard(placed: false)
+        for folder in folders { folder.close() }
     }
 }
