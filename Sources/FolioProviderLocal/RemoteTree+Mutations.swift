@@ -77,6 +77,14 @@ extension RemoteTree {
         let replaced = try replaceContents(
             of: existing, baseVersion: current.version, staged: staged, modificationTime: template.modificationTime,
             retryTag: template.retryTag)
+        if replaced.renamed, !staged.isSmall {
+            // A big file is not made durable by the shared flushes: its folder's entry now, before the answer (a
+            // rare path: a retry that brings new content).
+            let folderPath = replaced.item.path.removingLastComponent()
+            let folder = try SystemCalls.openFolder(folderPath)
+            defer { try? folder.close() }
+            try SystemCalls.syncFolder(folder, path: folderPath)
+        }
         return (try remoteItem(for: replaced.item), replaced.renamed)
     }
 
