@@ -47,7 +47,8 @@ struct DemoCommand: ParsableCommand {
           \(folio) pin \(m)/Pictures && ls \(m)/.Recents              # keep a folder downloaded; recent documents
           mkdir -p \(m)-secret && \(folio) mount --app com.example.secret --of \(m) \(m)-secret   # a private app view
           \(folio) unmount \(m)
-        The remote is \(remote): uploads land there (the private com.example.secret container is not in this view).
+        The remote is \(remote): uploads land there, one folder per container (the mount's own documents in
+        com.folio.drive/; the private com.example.secret container is not in this view).
         """)
     }
 }
