@@ -162,7 +162,7 @@ public final class Uploader: UploadScheduling {
                         // Work whose content could not be opened now: tried again after a backoff (whose wait
                         // starts at the top of the loop).
                         backoff = backoff == .zero ? minimumBackoff : min(backoff * 2, maximumBackoff)
-                        retryAt = .now + backoff
+                        retryAt = .now + max(backoff, .milliseconds(1))  // never a busy loop, even without backoff
                         continue
                     } else if calls.isEmpty && running == 0 {
                         backoff = .zero
