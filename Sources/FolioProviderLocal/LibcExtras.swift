@@ -38,10 +38,6 @@ enum LibcExtras {
 
     /// `syncfs(2)`.
     static let syncfs: SyncFileSystem = resolve("syncfs")
-
-    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`, the same on every Linux architecture Swift runs on): a macro
-    /// built of macros, which Glibc's module does not export.
-    static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
     /// `copy_file_range(2)`.
     static let copyFileRange: CopyFileRange = resolve("copy_file_range")
     /// `lgetxattr(2)`.
@@ -56,6 +52,10 @@ enum LibcExtras {
     static let lremovexattr: RemoveAttribute = resolve("lremovexattr")
     /// `renameat2(2)`.
     static let renameat2: RenameAt2 = resolve("renameat2")
+
+    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`, the same on every Linux architecture Swift runs on): a macro
+    /// built of macros, which Glibc's module does not export.
+    static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
 
     /// Looks a C library function up by name; every glibc since 2.28 has all of them.
     private static func resolve<Function>(_ symbol: String) -> Function {

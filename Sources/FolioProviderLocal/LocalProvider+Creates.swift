@@ -160,25 +160,21 @@ extension LocalProvider {
             switch plan {
             case .success(.done(let item, let wasPlaced)): batch.answer(index, item, placed: wasPlaced)
             case .success(.placeFile(let placement)):
-                placed.append(PlacedFile(index: index, placement: placement, outcome: Self.outcome {
-                    guard let file = staged[index] else {  // planCreate refuses a file without content
-                        throw FolioError.invalidArgument("a file to create without its staged content")
-                    }
-                    return try RemoteTree.placeFile(placement, staged: file)
-                }))
+                placed.append(PlacedFile(
+                    index: index, placement: placement, outcome: Self.outcome { try RemoteTree.placeFile(placement) }))
             case .success(.busy): break  // left open: planned again soon
             case .failure(let error): batch.fail(index, error)
             }
         }
-        record(placed, staged: staged, in: &batch)
-        syncFoldersOfBigFiles(placed, staged: staged, in: &batch)
+        record(placed, in: &batch)
+        syncFoldersOfBigFiles(placed, in: &batch)
     }
 
     /// Big files were made durable on their own, not by the shared flushes: their new names are made durable by
     /// an `fsync` of each of their folders before the answer (failing it leaves their creates uncertain).
-    private func syncFoldersOfBigFiles(_ placed: [PlacedFile], staged: [StagedUpload?], in batch: inout CreateBatch) {
+    private func syncFoldersOfBigFiles(_ placed: [PlacedFile], in batch: inout CreateBatch) {
         let big = placed.filter { file in
-            staged[file.index]?.isSmall == false && (try? batch.outcomes[file.index]?.get()) != nil
+            !file.placement.staged.isSmall && (try? batch.outcomes[file.index]?.get()) != nil
         }
         var synced: Set<Int32> = []
         for file in big {
@@ -195,7 +191,7 @@ extension LocalProvider {
 
     /// Records the files put into place, under one hold of the tree's lock. A name found taken may be the same
     /// item, put there by a concurrent create of it: then this create is its retry.
-    private func record(_ placed: [PlacedFile], staged: [StagedUpload?], in batch: inout CreateBatch) {
+    private func record(_ placed: [PlacedFile], in batch: inout CreateBatch) {
         guard !placed.isEmpty else { return }
         let outcomes: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
         do {
@@ -206,9 +202,9 @@ extension LocalProvider {
                         switch file.outcome {
                         case .success(let made): return (try tree.recordPlacedFile(file.placement, made), true)
                         case .failure(.exists(let reason)):
-                            guard let content = staged[file.index],
-                                  let made = try tree.createPlacedConcurrently(file.placement, staged: content)
-                            else { throw FolioError.exists(reason) }
+                            guard let made = try tree.createPlacedConcurrently(file.placement) else {
+                                throw FolioError.exists(reason)
+                            }
                             return made
                         case .failure(let error): throw error
                         }
@@ -236,7 +232,7 @@ extension LocalProvider {
         }
     }
 
-    /// A new file that ``RemoteTree/placeFile(_:staged:)`` put into place (or could not), to be recorded.
+    /// A new file that ``RemoteTree/placeFile(_:)`` put into place (or could not), to be recorded.
     private struct PlacedFile {
         /// Its create's index in the batch.
         var index: Int

@@ -155,11 +155,7 @@ public final class LocalProvider: Provider {
             return modified
         }
         if staged?.isSmall ?? false { try await diskFlush.flush() }
-        if let folderOfBigContent {
-            let folder = try SystemCalls.openFolder(folderOfBigContent)
-            defer { try? folder.close() }
-            try SystemCalls.syncFolder(folder, path: folderOfBigContent)
-        }
+        if let folderOfBigContent { try SystemCalls.syncFolder(at: folderOfBigContent) }
         try gate.reply("modify \(id)")
         return modified
     }

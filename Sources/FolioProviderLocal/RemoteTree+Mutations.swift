@@ -80,10 +80,7 @@ extension RemoteTree {
         if replaced.renamed, !staged.isSmall {
             // A big file is not made durable by the shared flushes: its folder's entry now, before the answer (a
             // rare path: a retry that brings new content).
-            let folderPath = replaced.item.path.removingLastComponent()
-            let folder = try SystemCalls.openFolder(folderPath)
-            defer { try? folder.close() }
-            try SystemCalls.syncFolder(folder, path: folderPath)
+            try SystemCalls.syncFolder(at: replaced.item.path.removingLastComponent())
         }
         return (try remoteItem(for: replaced.item), replaced.renamed)
     }
@@ -119,20 +116,22 @@ extension RemoteTree {
         /// Done already: a folder or symlink was made, or a retry found its first attempt (`placed`: the staged
         /// file was put into place).
         case done(RemoteItem, placed: Bool)
-        /// A new file, to be put into place outside the tree's lock (``placeFile(_:staged:)``), then recorded
-        /// under it (``recordPlacedFile(_:_:)``, or ``finishPlacing(_:)`` if that failed).
+        /// A new file, to be put into place outside the tree's lock (``placeFile(_:)``), then recorded under it
+        /// (``recordPlacedFile(_:_:)``); its reservation ends with ``finishPlacing(_:)`` either way.
         case placeFile(FilePlacement)
         /// Another create of the same item is putting its file into place: plan again in a moment (it will have
         /// landed or failed by then).
         case busy
     }
 
-    /// A new file's place, checked under the tree's lock: its folder, open, and its template.
+    /// A new file's place, checked under the tree's lock: its folder, open, its template and its content.
     struct FilePlacement {
         /// The item to create.
         var template: RemoteItemTemplate
         /// Its folder (``FoundFolder/descriptor`` is open).
         var folder: FoundFolder
+        /// Its staged content.
+        var staged: StagedUpload
         /// Where it will be.
         var path: FilePath { folder.path.appending(template.name) }
     }
@@ -161,9 +160,6 @@ extension RemoteTree {
         if template.kind == .symlink && (template.symlinkTarget ?? "").isEmpty {
             throw FolioError.invalidArgument("symlink \(template.name) without a target")
         }
-        if template.kind == .file && staged == nil {
-            throw FolioError.invalidArgument("a file to create without its staged content")
-        }
         // Reserved while its file goes into place: two creates of one item never both place a file.
         if placing.contains(template.id) { return .busy }
         if let existing = try existingItem(template.id, preferring: template.container) {
@@ -174,10 +170,11 @@ extension RemoteTree {
         let key = FolderKey(container: template.container, id: template.parentID)
         var folder = try folders[key] ?? FoundFolder(directory(for: template.parentID, in: template.container))
         if template.kind == .file {
+            guard let staged else { throw FolioError.invalidArgument("a file to create without its staged content") }
             try folder.open()
             folders[key] = folder
             placing.insert(template.id)
-            return .placeFile(FilePlacement(template: template, folder: folder))
+            return .placeFile(FilePlacement(template: template, folder: folder, staged: staged))
         }
         folders[key] = folder
         let (parentPath, parentID) = (folder.path, folder.id)
@@ -202,15 +199,13 @@ extension RemoteTree {
         return .done(item, placed: false)
     }
 
-    /// Puts a new file's `staged` content into place (given its attributes first, unless that was done), without
+    /// Puts a new file's staged content into place (given its attributes first, unless that was done), without
     /// replacing anything (`.exists` if the name is taken meanwhile). Outside the tree's lock: it changes no
     /// state of the tree. Returns the file's status and attributes.
-    static func placeFile(
-        _ placement: FilePlacement, staged: StagedUpload
-    ) throws -> (status: FileStatus, attributes: StoredAttributes) {
+    static func placeFile(_ placement: FilePlacement) throws -> (status: FileStatus, attributes: StoredAttributes) {
         let template = placement.template
         do {
-            var staged = staged
+            var staged = placement.staged
             let finished = try staged.finished ?? Self.prepareNewFile(&staged, template)
             guard let folder = placement.folder.descriptor else {
                 throw FolioError.io("the folder of \(template.name) is not open")
@@ -222,12 +217,10 @@ extension RemoteTree {
         }
     }
 
-    /// A create whose name was taken when ``placeFile(_:staged:)`` came to it: if the file there carries the same
+    /// A create whose name was taken when ``placeFile(_:)`` came to it: if the file there carries the same
     /// id, a concurrent create of the same item put it there first (and may not have recorded it yet), and this
     /// one is its retry (``retriedCreate(of:_:staged:)``); otherwise the name belongs to someone else: `nil`.
-    mutating func createPlacedConcurrently(
-        _ placement: FilePlacement, staged: StagedUpload
-    ) throws -> (item: RemoteItem, renamed: Bool)? {
+    mutating func createPlacedConcurrently(_ placement: FilePlacement) throws -> (item: RemoteItem, renamed: Bool)? {
         let template = placement.template
         let path = placement.path
         guard let status = try SystemCalls.statusIfPresent(path), status.kind == .file else { return nil }
@@ -236,21 +229,19 @@ extension RemoteTree {
         let existing = LocatedItem(
             id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
             path: path, status: status, symlinkTarget: nil, attributes: attributes)
-        return try retriedCreate(of: existing, template, staged: staged)
+        return try retriedCreate(of: existing, template, staged: placement.staged)
     }
 
-    /// Ends the reservation of a planned file's item, whether or not ``placeFile(_:staged:)`` placed it.
+    /// Ends the reservation of a planned file's item, whether or not ``placeFile(_:)`` placed it.
     mutating func finishPlacing(_ placement: FilePlacement) {
         placing.remove(placement.template.id)
     }
 
-    /// Records a file that ``placeFile(_:staged:)`` put into place, under the tree's lock (ending its
-    /// reservation); returns it.
+    /// Records a file that ``placeFile(_:)`` put into place, under the tree's lock; returns it.
     mutating func recordPlacedFile(
         _ placement: FilePlacement, _ placed: (status: FileStatus, attributes: StoredAttributes)
     ) throws -> RemoteItem {
         let template = placement.template
-        finishPlacing(placement)
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: placement.folder.id, name: template.name, isFile: true)
         return try remoteItem(

@@ -209,6 +209,13 @@ enum SystemCalls {
         guard fsync(folder.rawValue) == 0 else { throw lastError("fsync the folder", path) }
     }
 
+    /// Makes the entries of the folder at `path` durable (opens it for the `fsync`).
+    static func syncFolder(at path: FilePath) throws {
+        let folder = try openFolder(path)
+        defer { try? folder.close() }
+        try syncFolder(folder, path: path)
+    }
+
     /// A new unnamed file in the folder `folder` (`O_TMPFILE`), open for reading and writing; `nil` when the
     /// filesystem (or kernel) has none (`EOPNOTSUPP`, `EISDIR`, `EINVAL`).
     static func makeUnnamedFile(in folder: FilePath) throws -> FileDescriptor? {
@@ -245,8 +252,8 @@ enum SystemCalls {
 
     /// Renames `source` to `destination` atomically, failing with `.exists` if the destination is taken.
     static func renameWithoutReplacing(_ source: FilePath, to destination: FilePath) throws {
-        let result = LibcExtras.renameat2(AT_FDCWD, source.string, AT_FDCWD, destination.string, renameNoReplace)
-        guard result == 0 else { throw lastError("rename to \(destination.string) from", source) }
+        try renameWithoutReplacing(
+            source, into: FileDescriptor(rawValue: AT_FDCWD), as: destination.string, path: destination)
     }
 
     /// `RENAME_NOREPLACE` from `<linux/fs.h>`.

@@ -95,9 +95,9 @@ final class StagingTests: XCTestCase {
         let template = remote.template("inside.txt", parentID: box.id)
         let planned = try planFile(template, holding: "inside", provider: provider)
         defer { planned.close() }
-        let (staged, placement) = (planned.staged, planned.placement)
+        let placement = planned.placement
         try FileManager.default.moveItem(atPath: remote.path("Box"), toPath: remote.path("Crate"))
-        let placed = try RemoteTree.placeFile(placement, staged: staged)
+        let placed = try RemoteTree.placeFile(placement)
         _ = try provider.tree.withLock { try $0.recordPlacedFile(placement, placed) }
         XCTAssertEqual(try String(contentsOfFile: remote.path("Crate/inside.txt"), encoding: .utf8), "inside")
         XCTAssertFalse(FileManager.default.fileExists(atPath: remote.path("Box")))
@@ -112,9 +112,9 @@ final class StagingTests: XCTestCase {
         let template = remote.template("contested.txt")
         let planned = try planFile(template, holding: "mine", provider: provider)
         defer { planned.close() }
-        let (staged, placement) = (planned.staged, planned.placement)
+        let placement = planned.placement
         try remote.writeByHand("theirs", to: "contested.txt")
-        XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged)) { error in
+        XCTAssertThrowsError(try RemoteTree.placeFile(placement)) { error in
             guard case FolioError.exists = error else { return XCTFail("\(error)") }
         }
         XCTAssertEqual(try String(contentsOfFile: remote.path("contested.txt"), encoding: .utf8), "theirs")
@@ -148,20 +148,20 @@ final class StagingTests: XCTestCase {
         template.retryTag = "me@new"
         let planned = try planFile(template, holding: "same", provider: provider)
         defer { planned.close() }
-        let (staged, placement) = (planned.staged, planned.placement)
+        let placement = planned.placement
         try remote.writeByHand("same", to: "shared.txt")
         try StoredAttributes(id: template.id).write(to: FilePath(remote.path("shared.txt")))
-        XCTAssertThrowsError(try RemoteTree.placeFile(placement, staged: staged))
+        XCTAssertThrowsError(try RemoteTree.placeFile(placement))
         let made = try provider.tree.withLock { tree in
             defer { tree.finishPlacing(placement) }
-            return try tree.createPlacedConcurrently(placement, staged: staged)
+            return try tree.createPlacedConcurrently(placement)
         }
         XCTAssertEqual(made?.item.id, template.id)
         XCTAssertEqual(made?.renamed, false, "the same content put into place again")
         XCTAssertTrue(try provider.tree.withLock { $0.placing.isEmpty })
         // A file there with another id belongs to someone else.
         try StoredAttributes(id: .generate()).write(to: FilePath(remote.path("shared.txt")))
-        let other = try provider.tree.withLock { tree in try tree.createPlacedConcurrently(placement, staged: staged) }
+        let other = try provider.tree.withLock { tree in try tree.createPlacedConcurrently(placement) }
         XCTAssertNil(other)
     }
 
@@ -176,7 +176,7 @@ final class StagingTests: XCTestCase {
             try staged.descriptor.writeAll(Array(content.utf8))
             let plan = try provider.tree.withLock { try $0.planCreate(template, staged: staged, folders: &folders) }
             guard case .placeFile(let placement) = plan else { throw FolioError.invalidArgument("planned \(plan)") }
-            return PlannedFile(staged: staged, placement: placement, folders: Array(folders.values))
+            return PlannedFile(placement: placement, folders: Array(folders.values))
         } catch {
             staged.discard(placed: false)
             for folder in folders.values { folder.close() }
@@ -187,13 +187,12 @@ final class StagingTests: XCTestCase {
 
 /// A staged file and its planned create (``StagingTests``).
 private struct PlannedFile {
-    let staged: StagedUpload
     let placement: RemoteTree.FilePlacement
     let folders: [RemoteTree.FoundFolder]
 
     /// Closes the staged file (an unnamed one goes away unless it was placed) and the folders.
     func close() {
-        staged.discard(placed: false)
+        placement.staged.discard(placed: false)
         for folder in folders { folder.close() }
     }
 }
