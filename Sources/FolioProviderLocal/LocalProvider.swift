@@ -23,8 +23,9 @@ import SystemPackage
 /// with the other uploads in flight (``DiskFlushGroup``);
 /// fetches copy from an open descriptor and fail with `.conflict` if the file changed meanwhile. Mutations
 /// are serialized by a lock shared by all providers of this process on the same directory (never held across
-/// an `await`), so each check-then-act is atomic for them; other processes changing the directory are
-/// noticed, not locked out.
+/// an `await`) and by an exclusive `flock` of `DIR/.folio/lock` (``RemoteLock``), so each check-then-act is
+/// atomic for every Folio process on the remote (two mounts are two devices); people changing the directory
+/// by hand are noticed, not locked out.
 public final class LocalProvider: Provider {
     /// The remote directory.
     public let root: FilePath

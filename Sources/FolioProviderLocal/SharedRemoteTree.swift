@@ -4,7 +4,8 @@ import Synchronization
 import SystemPackage
 
 /// The ``RemoteTree`` of one remote directory behind its lock, shared by every ``LocalProvider`` of this
-/// process on that directory, so their mutations are serialized together and they share one id index.
+/// process on that directory, so their mutations are serialized together and they share one id index; each
+/// hold also takes the remote's ``RemoteLock``, which serializes them with every other process on the remote.
 final class SharedRemoteTree: Sendable {
     /// A registry entry that does not keep the tree alive.
     private struct WeakReference: Sendable {
@@ -16,10 +17,13 @@ final class SharedRemoteTree: Sendable {
 
     /// The tree.
     private let tree: Mutex<RemoteTree>
+    /// The lock shared with the other processes on this remote.
+    private let remoteLock: RemoteLock
 
     /// Wraps a tree.
     private init(_ tree: RemoteTree) {
         self.tree = Mutex(tree)
+        remoteLock = RemoteLock(layout: tree.layout)
     }
 
     /// The tree of the remote at `layout`, shared with the other providers of this process on it.
@@ -34,9 +38,10 @@ final class SharedRemoteTree: Sendable {
         }
     }
 
-    /// Runs `body` on the tree under its lock. Never call it from inside `body`, nor `await` inside.
+    /// Runs `body` on the tree under its lock (and the remote's, see ``RemoteLock``). Never call it from inside
+    /// `body`, nor `await` inside.
     func withLock<Result: Sendable>(_ body: (inout RemoteTree) throws -> Result) throws -> Result {
-        try tree.withLock { try body(&$0) }
+        try tree.withLock { tree in try remoteLock.withExclusiveLock { try body(&tree) } }
     }
 
     /// The path with symlinks resolved (so two spellings of one directory share a tree), or as given.

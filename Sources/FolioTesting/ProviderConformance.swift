@@ -11,6 +11,8 @@ public struct ProviderConformance: Sendable {
     /// Makes a provider over the remote under test. Called once per check; every provider it makes must see
     /// the same remote.
     public typealias ProviderFactory = @Sendable () async throws -> any Provider
+    /// Starts another process with a provider over the same remote (see ``ProviderRival``).
+    public typealias RivalFactory = @Sendable () throws -> ProviderRival
 
     /// What the provider under test supports, and where the suite may work.
     public struct Options: Sendable {
@@ -27,12 +29,17 @@ public struct ProviderConformance: Sendable {
         /// Names this provider cannot store besides the universal ones (over 255 bytes, `/`, NUL, `.`, `..`,
         /// empty); creating them must fail with `.invalidArgument`.
         public var extraInvalidNames: [String]
+        /// Rounds of two processes racing with two modifies of one version (a quarter as many of each other
+        /// race: delete against modify, two creates of one name, two renames to one name).
+        public var raceRounds: Int
 
         /// Options for a provider; the defaults expect everything a local file system offers.
         public init(
             container: ContainerID = .drive, secondContainer: ContainerID? = nil, supportsSymlinks: Bool = true,
-            preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = []
+            preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = [],
+            raceRounds: Int = 200
         ) {
+            self.raceRounds = raceRounds
             self.container = container
             self.secondContainer = secondContainer
             self.supportsSymlinks = supportsSymlinks
@@ -74,6 +81,9 @@ public struct ProviderConformance: Sendable {
         case badNamesAreRefused
         /// A cancelled fetch stops with `.interrupted` (needs a slow provider).
         case fetchCancellation
+        /// Conditional operations (modify and delete at a base version, create and rename at a name) are
+        /// atomic against a provider in another process: racing, exactly one wins, every round (needs a rival).
+        case conditionalChangesAtomicAcrossProcesses
     }
 
     /// What running a check gave.
@@ -90,17 +100,21 @@ public struct ProviderConformance: Sendable {
     let makeProvider: ProviderFactory
     /// Makes a provider over the same remote that transfers content slowly enough to be cancelled midway.
     let makeSlowProvider: ProviderFactory?
+    /// Starts a provider over the same remote in another process.
+    let makeRival: RivalFactory?
 
     /// A suite for the providers `makeProvider` makes. `makeSlowProvider`, if given, makes providers over the
     /// same remote whose content transfers take at least a second or so for a few MiB (for the cancellation
-    /// check, skipped without it).
+    /// check, skipped without it). `makeRival`, if given, starts another process with a provider over the same
+    /// remote (for the race across processes, skipped without it).
     public init(
         options: Options = Options(), makeProvider: @escaping ProviderFactory,
-        makeSlowProvider: ProviderFactory? = nil
+        makeSlowProvider: ProviderFactory? = nil, makeRival: RivalFactory? = nil
     ) {
         self.options = options
         self.makeProvider = makeProvider
         self.makeSlowProvider = makeSlowProvider
+        self.makeRival = makeRival
     }
 
     /// Runs one check in a fresh workspace; throws a ``ConformanceFailure`` (or the provider's unexpected error)
@@ -150,6 +164,8 @@ public struct ProviderConformance: Sendable {
             return "no second container given"
         case .fetchCancellation where makeSlowProvider == nil:
             return "no slow provider given"
+        case .conditionalChangesAtomicAcrossProcesses where makeRival == nil:
+            return "no rival process given"
         default:
             return nil
         }
@@ -171,6 +187,11 @@ public struct ProviderConformance: Sendable {
         case .deleteNonEmptyFolderFails: try await checkDeleteNonEmptyFolderFails(workspace)
         case .badNamesAreRefused: try await checkBadNamesAreRefused(workspace)
         case .fetchCancellation: try await checkFetchCancellation(workspace)
+        case .conditionalChangesAtomicAcrossProcesses:
+            guard let makeRival else { return }
+            let rival = try makeRival()
+            defer { rival.stop() }
+            try await checkConditionalChangesAtomicAcrossProcesses(workspace, rival: rival)
         }
     }
 }

@@ -15,18 +15,24 @@ final class LocalProviderConformanceTests: XCTestCase {
         remote.remove()
     }
 
-    /// The suite over this test's remote; the slow provider fetches at 1 MiB/s.
-    private var suite: ProviderConformance {
+    /// The suite over this test's remote; the slow provider fetches at 1 MiB/s; the rival is this bundle run
+    /// again as another process.
+    private var suite: ProviderConformance { suite(withRival: true) }
+
+    /// The suite, with or without a rival process (``ProviderConformance/Check/conditionalChangesAtomicAcrossProcesses``
+    /// is skipped without).
+    private func suite(withRival: Bool) -> ProviderConformance {
         let root = remote.root
         return ProviderConformance(
             options: ProviderConformance.Options(
                 container: .drive, secondContainer: TemporaryRemote.notes.id,
-                extraInvalidNames: [".folio-anything", ".folio-"]
+                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100
             ),
             makeProvider: { try LocalProvider(root: root) },
             makeSlowProvider: {
                 try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
-            }
+            },
+            makeRival: withRival ? { try RivalProcessEntry.start(remote: root) } : nil
         )
     }
 
@@ -51,16 +57,22 @@ final class LocalProviderConformanceTests: XCTestCase {
     func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
     func testBadNamesAreRefused() async throws { try await assertPasses(.badNamesAreRefused) }
     func testFetchCancellation() async throws { try await assertPasses(.fetchCancellation) }
+    func testConditionalChangesAtomicAcrossProcesses() async throws {
+        try await assertPasses(.conditionalChangesAtomicAcrossProcesses)
+    }
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 13, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 14, "add a test method for the new check")
     }
 
-    /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it.
+    /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it (the race
+    /// across processes, long and run above, is left out).
     func testRunAllLeavesTheRemoteClean() async throws {
-        let outcomes = try await suite.runAll()
-        XCTAssertTrue(outcomes.values.allSatisfy { $0 == .passed }, "\(outcomes)")
+        let outcomes = try await suite(withRival: false).runAll()
+        XCTAssertTrue(
+            outcomes.filter { $0.key != .conditionalChangesAtomicAcrossProcesses }.values.allSatisfy { $0 == .passed },
+            "\(outcomes)")
         let provider = try remote.provider()
         let drive = try await provider.enumerateItems(in: .drive).items
         let notes = try await provider.enumerateItems(in: TemporaryRemote.notes.id).items
