@@ -23,6 +23,7 @@ final class LocalProviderConformanceTests: XCTestCase {
     /// is skipped without).
     private func suite(withRival: Bool) -> ProviderConformance {
         let root = remote.root
+        let makeRival: ProviderConformance.RivalFactory = { try RivalProcessEntry.start(remote: root) }
         return ProviderConformance(
             options: ProviderConformance.Options(
                 container: .drive, secondContainer: TemporaryRemote.notes.id,
@@ -32,7 +33,7 @@ final class LocalProviderConformanceTests: XCTestCase {
             makeSlowProvider: {
                 try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
             },
-            makeRival: withRival ? { try RivalProcessEntry.start(remote: root) } : nil
+            makeRival: withRival ? makeRival : nil
         )
     }
 
