@@ -93,18 +93,19 @@ final class PosixDetailsTests: MountTestCase {
             + "\n['.Recents', '.Tags', 'folder', 'short'] kept\n")
     }
 
-    func testTruncatePastTheLargestFileIsEFBIG() throws {
+    func testTruncateOrWritePastTheLargestFileIsEFBIG() throws {
         let output = python("""
             p = os.path.join(d, 'big')
             with open(p, 'w') as f: f.write('content')
             results = [err(lambda: os.truncate(p, 1 << 62))]
             fd = os.open(p, os.O_RDWR)
             results.append(err(lambda: os.ftruncate(fd, 1 << 62)))
+            results.append(err(lambda: os.pwrite(fd, b'x', 1 << 62)))
             os.pwrite(fd, b'C', 0)
             os.close(fd)
             print(' '.join(results), os.stat(p).st_size, open(p).read())
             """)
-        XCTAssertEqual(output, "EFBIG EFBIG 7 Content\n")
+        XCTAssertEqual(output, "EFBIG EFBIG EFBIG 7 Content\n")
         fixture.waitForUploads()
         XCTAssertEqual(fixture.remoteText("big"), "Content")
     }
