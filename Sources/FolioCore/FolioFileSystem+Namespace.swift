@@ -173,7 +173,8 @@ extension FolioFileSystem {
         return node
     }
 
-    /// Creates a folder, symlink, FIFO, socket or device node; the uploader is woken for anything that is not local only.
+    /// Creates a folder, symlink, FIFO, socket or device node; the uploader is woken for anything that is not
+    /// local only.
     private func insertChild(
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, symlinkTarget: String?,
         device: UInt64 = 0, context: RequestContext

@@ -19,7 +19,8 @@ final class PosixDetailsTests: MountTestCase {
                     return errno.errorcode.get(e.errno, str(e))
 
             """
-        return Shell.check("python3 - '\(fixture.mountpoint)' <<'EOF'\n\(prelude)\(script)\nEOF", file: file, line: line)
+        let command = "python3 - '\(fixture.mountpoint)' <<'EOF'\n\(prelude)\(script)\nEOF"
+        return Shell.check(command, file: file, line: line)
     }
 
     func testNamesThatAreNotUTF8AreRefusedNotMerged() throws {
@@ -143,7 +144,7 @@ final class PosixDetailsTests: MountTestCase {
         Shell.check("echo z > '\(fixture.path("marker"))'")
         fixture.waitForUploads()
         XCTAssertEqual(fixture.remoteText("marker"), "z\n")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath("null")), "device nodes are never uploaded")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath("null")), "never uploaded")
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.remotePath("loop")))
         // A script goes on: the node can be renamed and removed like any item, and stays across remounts.
         Shell.check("mv '\(fixture.path("loop"))' '\(fixture.path("loop0"))'")
