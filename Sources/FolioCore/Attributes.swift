@@ -14,6 +14,11 @@ public struct Attributes: Hashable, Sendable {
     public var gid: UInt32
     /// Size in bytes.
     public var size: Int64
+    /// 512-byte blocks stored on this machine: 0 for a placeholder, the allocated blocks of the local content
+    /// otherwise (what `du` counts), whatever ``size`` says.
+    public var blocks: Int64
+    /// The device number (`st_rdev`) of a device node.
+    public var device: UInt64 = 0
     /// Last access.
     public var accessTime: Timestamp
     /// Last content change.
@@ -31,14 +36,12 @@ public struct Attributes: Hashable, Sendable {
     /// `st_mode`: type and permission bits.
     public var mode: UInt32 { kind.typeBits | (permissions & 0o7777) }
 
-    /// 512-byte blocks the content occupies (an estimate from the size).
-    public var blocks: Int64 { (size + 511) / 512 }
-
-    /// Creates attributes.
+    /// Creates attributes; ``blocks`` is estimated from the size unless given.
     public init(
         ino: UInt64, kind: ItemKind, permissions: UInt32, linkCount: UInt32, uid: UInt32, gid: UInt32,
-        size: Int64, accessTime: Timestamp, modificationTime: Timestamp, changeTime: Timestamp
+        size: Int64, blocks: Int64? = nil, accessTime: Timestamp, modificationTime: Timestamp, changeTime: Timestamp
     ) {
+        self.blocks = blocks ?? (size + 511) / 512
         self.ino = ino
         self.kind = kind
         self.permissions = permissions

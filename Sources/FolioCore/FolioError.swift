@@ -21,6 +21,8 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
     case nameTooLong(String)
     /// A name or argument the provider or POSIX cannot accept.
     case invalidArgument(String)
+    /// A size past the largest file the content cache can hold.
+    case fileTooLarge(String)
     /// Another process holds the item's write session and did not release it in time.
     case busy(String)
     /// The provider cannot be reached.
@@ -58,6 +60,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .accessDenied: return .permissionDenied
         case .nameTooLong: return .fileNameTooLong
         case .invalidArgument: return .invalidArgument
+        case .fileTooLarge: return .fileTooLarge
         case .busy: return .resourceBusy
         case .offline: return .networkDown
         case .conflict: return .ioError
@@ -104,6 +107,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .permissionDenied: return .accessDenied(context)
         case .notPermitted: return .notPermitted(context)
         case .invalidArgument: return .invalidArgument(context)
+        case .fileTooLarge: return .fileTooLarge(context)
         case .noData: return .noAttribute(context)
         default: return .io("\(context): \(errno)")
         }
@@ -120,6 +124,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .accessDenied(let s): return "access denied: \(s)"
         case .nameTooLong(let s): return "name too long: \(s)"
         case .invalidArgument(let s): return "invalid argument: \(s)"
+        case .fileTooLarge(let s): return "file too large: \(s)"
         case .busy(let s): return "busy: \(s)"
         case .offline(let s): return "provider offline: \(s)"
         case .conflict(let s): return "conflict: \(s)"

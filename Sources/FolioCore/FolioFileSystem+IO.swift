@@ -519,7 +519,10 @@ extension FolioFileSystem {
                 if session.size != size {
                     try makeSessionWritable(&session, truncatingTo: size)
                     guard ftruncate(session.fd, off_t(size)) == 0 else {
-                        throw .system(.init(rawValue: errno), "truncate")
+                        // EFBIG past the largest file the cache holds; the session keeps its own file.
+                        let error = FolioError.system(.init(rawValue: errno), "truncate to \(size) bytes")
+                        state.sessions[open.ino] = session
+                        throw error
                     }
                     session.size = size
                     session.hasUncommittedChanges = true

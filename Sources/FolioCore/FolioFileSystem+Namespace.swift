@@ -15,18 +15,45 @@ extension FolioFileSystem {
             }
         }
         var attributes = Attributes(
-            ino: node.ino, kind: node.kind, permissions: node.mode,
-            linkCount: node.kind == .directory ? 2 : 1 + UInt32(state.referenceCounts[node.itemID] ?? 0),
+            ino: node.ino, kind: node.kind, permissions: node.mode, linkCount: linkCount(of: node, state: state),
             uid: node.uid, gid: node.gid, size: node.kind == .symlink ? Int64(node.symlinkTarget?.utf8.count ?? 0) : size,
             accessTime: node.accessTime, modificationTime: node.modificationTime, changeTime: node.changeTime)
         attributes.isVolatile = node.kind == .file && state.hasDivergentViews(node.ino)
+        attributes.device = node.device
+        if node.kind == .file { attributes.blocks = localBlocks(of: node, state: state) }
         return attributes
+    }
+
+    /// `st_nlink`: 0 for an unlinked node that is still open; a folder's is 2 plus its subfolders (the
+    /// virtual folders included in the root); a file's is 1 plus the references that open it.
+    private func linkCount(of node: Node, state: borrowing State) -> UInt32 {
+        guard state.nodes[node.ino] != nil else { return 0 }
+        guard node.kind == .directory else { return 1 + UInt32(state.referenceCounts[node.itemID] ?? 0) }
+        var count: UInt32 = 2
+        for child in (state.children[node.ino] ?? [:]).values where state.nodes[child]?.kind == .directory {
+            count += 1
+        }
+        if node.ino == Self.rootIno {
+            for folder in [VirtualFolder.recents, .tags] where !state.isTaken(node.ino, folder.name) { count += 1 }
+        }
+        return count
+    }
+
+    /// `st_blocks` of a file: what its content takes on this machine (nothing for a placeholder), so `du` of a
+    /// folder of placeholders says it uses nothing.
+    private func localBlocks(of node: Node, state: borrowing State) -> Int64 {
+        if let session = state.sessions[node.ino] { return cache.allocatedBlocks(of: session.fd) }
+        guard node.state.hasLocalContent, let file = node.contentFile else { return 0 }
+        return cache.allocatedBlocks(of: file)
     }
 
     /// Looks up `name` in folder `parent`.
     public func lookup(parent: UInt64, name: String) throws(FolioError) -> Attributes {
         try state.withLock { state throws(FolioError) in
-            if VirtualFolder.isVirtual(parent) { return try virtualLookup(parent: parent, name: name, state: &state) }
+            if VirtualFolder.isVirtual(parent) {
+                try configuration.namePolicy.checkLength(name)
+                return try virtualLookup(parent: parent, name: name, state: &state)
+            }
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
@@ -34,7 +61,7 @@ extension FolioFileSystem {
                    let attributes = virtualAttributes(folder, state: state) {
                     return attributes
                 }
-                throw .notFound(name)
+                throw missing(name)
             }
             state.lookupCounts[ino, default: 0] += 1
             return attributes(of: node, state: state)
@@ -121,7 +148,11 @@ extension FolioFileSystem {
         guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
         guard directory.kind == .directory else { throw .notDirectory(directory.name) }
         if state.isTaken(parent, name) { throw .exists(name) }
-        if !kind.isLocalOnly { try configuration.namePolicy.validate(name) }
+        if kind.isLocalOnly {
+            try configuration.namePolicy.validateLocal(name)
+        } else {
+            try configuration.namePolicy.validate(name)
+        }
         let now = Timestamp.now()
         var node = Node(
             ino: state.allocateIno(), itemID: .generate(), container: directory.container, parent: parent,
@@ -142,15 +173,19 @@ extension FolioFileSystem {
         return node
     }
 
-    /// Creates a folder, symlink, FIFO or socket; the uploader is woken for anything that is not local only.
+    /// Creates a folder, symlink, FIFO, socket or device node; the uploader is woken for anything that is not
+    /// local only.
     private func insertChild(
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, symlinkTarget: String?,
-        context: RequestContext
+        device: UInt64 = 0, context: RequestContext
     ) throws(FolioError) -> Attributes {
         let result = try state.withLock { state throws(FolioError) in
             let node = try addChild(
                 parent: parent, name: name, kind: kind, permissions: permissions, context: context, state: &state
-            ) { $0.symlinkTarget = symlinkTarget }
+            ) { node in
+                node.symlinkTarget = symlinkTarget
+                node.device = device
+            }
             return attributes(of: node, state: state)
         }
         announce([.entry(parent, name), .inode(parent)])
@@ -175,13 +210,15 @@ extension FolioFileSystem {
             parent: parent, name: name, kind: .symlink, permissions: 0o777, symlinkTarget: target, context: context)
     }
 
-    /// Creates a FIFO or socket (local only, never uploaded) or an empty file; device nodes are refused with
-    /// `EPERM`.
+    /// Creates a FIFO, socket or device node (local only, never uploaded: gone with the local state) or an
+    /// empty file. `device` is a device node's number (`st_rdev`); the kernel lets only privileged callers
+    /// make device nodes.
     public func makeNode(
-        parent: UInt64, name: String, kind: ItemKind?, permissions: UInt32, context: RequestContext
+        parent: UInt64, name: String, kind: ItemKind?, permissions: UInt32, device: UInt64 = 0,
+        context: RequestContext
     ) throws(FolioError) -> Attributes {
-        guard let kind, kind == .fifo || kind == .socket || kind == .file else {
-            throw .notPermitted("device nodes cannot be stored in Folio")
+        guard let kind, kind != .directory, kind != .symlink else {
+            throw .invalidArgument("mknod makes files, FIFOs, sockets and device nodes only")
         }
         if kind == .file {
             let (attributes, handle) = try createFile(
@@ -190,7 +227,8 @@ extension FolioFileSystem {
             return attributes
         }
         return try insertChild(
-            parent: parent, name: name, kind: kind, permissions: permissions, symlinkTarget: nil, context: context)
+            parent: parent, name: name, kind: kind, permissions: permissions, symlinkTarget: nil,
+            device: kind.isDevice ? device : 0, context: context)
     }
 
     /// The target of a symlink.
@@ -215,7 +253,7 @@ extension FolioFileSystem {
                 try removeReference(at: .init(parent: parent, name: name), state: &state)
                 return
             }
-            guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw .notFound(name) }
+            guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw missing(name) }
             guard node.kind != .directory else { throw .isDirectory(name) }
             var batch = StoreBatch()
             try remove(node, batch: &batch, state: &state)
@@ -232,7 +270,7 @@ extension FolioFileSystem {
                 if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
                     try refuseVirtual(folder)
                 }
-                throw .notFound(name)
+                throw missing(name)
             }
             guard node.kind == .directory else { throw .notDirectory(name) }
             guard node.parent != 0, !node.itemID.isContainerRoot else {
@@ -309,6 +347,16 @@ extension FolioFileSystem {
         }
     }
 
+    /// `ENOENT` for a name nobody has, or `ENAMETOOLONG` when no item could have it.
+    private func missing(_ name: String) -> FolioError {
+        do {
+            try configuration.namePolicy.checkLength(name)
+        } catch {
+            return error
+        }
+        return .notFound(name)
+    }
+
     /// Hard links are refused.
     public func link(_ ino: UInt64, newParent: UInt64, newName: String) throws(FolioError) -> Attributes {
         throw .notPermitted("hard links are not supported by Folio")
@@ -338,7 +386,7 @@ extension FolioFileSystem {
                 if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
                     try refuseVirtual(folder)
                 }
-                throw .notFound(name)
+                throw missing(name)
             }
             guard let destinationDirectory = state.nodes[newParent] else { throw .notFound("folder \(newParent)") }
             guard destinationDirectory.kind == .directory else { throw .notDirectory(destinationDirectory.name) }
@@ -346,7 +394,11 @@ extension FolioFileSystem {
             if source.kind == .directory, state.isAncestor(ino, of: newParent) {
                 throw .invalidArgument("cannot move a folder into itself")
             }
-            if !source.kind.isLocalOnly { try configuration.namePolicy.validate(newName) }
+            if source.kind.isLocalOnly {
+                try configuration.namePolicy.validateLocal(newName)
+            } else {
+                try configuration.namePolicy.validate(newName)
+            }
             var batch = StoreBatch()
             let now = Timestamp.now()
             if let referenced = state.reference(newParent, newName) {

@@ -99,11 +99,11 @@ extension FolioFileSystem {
 
     /// Ends a download: installs the file as the item's content on success, or leaves the placeholder intact.
     public func finishMaterialization(_ ticket: MaterializationTicket, result: Result<RemoteItem, FolioError>) {
-        state.withLock { state in
+        let installed = state.withLock { state -> Bool in
             state.progress[ticket.ino] = nil
             guard var node = state.node(ticket.ino) else {
                 cache.remove(ticket.fileName)
-                return
+                return false
             }
             switch result {
             case .success(let item) where node.remoteVersion == ticket.version && !node.state.hasLocalContent:
@@ -117,6 +117,7 @@ extension FolioFileSystem {
                 do {
                     try save(node, state: &state)
                     keeper?.contentChanged()
+                    return true
                 } catch {
                     logger.error("cannot record materialized \(node.name): \(error)")
                     node.state = .placeholder
@@ -137,7 +138,10 @@ extension FolioFileSystem {
                     state.lastProviderError = error.description
                 }
             }
+            return false
         }
+        // The content is local now: the blocks `stat` reports changed (see ``attributes(of:state:handle:)``).
+        if installed { invalidator?.invalidateInode(ticket.ino) }
     }
 
     // MARK: Upload
@@ -490,7 +494,7 @@ extension FolioFileSystem {
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
             var conflictSeen = false
             adoptReplacedFiles(items, container: container.id, rootIno: rootIno, batch: &batch, state: &state)
-            var pending = items.filter { $0.kind != .fifo && $0.kind != .socket }
+            var pending = items.filter { !$0.kind.isLocalOnly }
             var seen: Set<ItemID> = [ItemID.root(of: container.id)]
             var progress = true
             while !pending.isEmpty && progress {

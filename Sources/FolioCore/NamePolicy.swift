@@ -26,17 +26,29 @@ public struct NamePolicy: Sendable, Hashable {
 
     /// Throws `.nameTooLong` or `.invalidArgument` for a name the provider cannot store.
     public func validate(_ name: String) throws(FolioError) {
-        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.contains("\0") {
-            throw .invalidArgument("invalid name \"\(name)\"")
-        }
-        if name.utf8.count > maximumLength {
-            throw .nameTooLong("\(name.utf8.count) bytes, the provider stores at most \(maximumLength)")
-        }
+        try validateLocal(name)
         for prefix in reservedPrefixes where name.hasPrefix(prefix) {
             throw .invalidArgument("names starting with \(prefix) are reserved by the provider")
         }
         if let bad = name.first(where: { forbiddenCharacters.contains($0) }) {
             throw .invalidArgument("the provider cannot store \"\(bad)\" in a name")
+        }
+    }
+
+    /// Throws `.nameTooLong` or `.invalidArgument` for a name no item can have, even one that stays on this
+    /// machine (a FIFO, socket or device node).
+    public func validateLocal(_ name: String) throws(FolioError) {
+        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.contains("\0") {
+            throw .invalidArgument("invalid name \"\(name)\"")
+        }
+        try checkLength(name)
+    }
+
+    /// Throws `.nameTooLong` for a name longer than any item can have: looking it up, removing or renaming it
+    /// is `ENAMETOOLONG`, not `ENOENT`.
+    public func checkLength(_ name: String) throws(FolioError) {
+        if name.utf8.count > maximumLength {
+            throw .nameTooLong("\(name.utf8.count) bytes, the provider stores at most \(maximumLength)")
         }
     }
 }

@@ -29,6 +29,8 @@ public struct Node: Hashable, Sendable, Codable {
     public var gid: UInt32
     /// Symlink target.
     public var symlinkTarget: String?
+    /// The device number (`st_rdev`) of a device node; 0 for every other kind.
+    public var device: UInt64
     /// The content lifecycle state.
     public var state: ItemState
     /// File name of the current committed version in the content cache; `nil` when not materialized.
@@ -53,7 +55,7 @@ public struct Node: Hashable, Sendable, Codable {
     public init(
         ino: UInt64, itemID: ItemID, container: ContainerID, parent: UInt64, name: String, kind: ItemKind,
         size: Int64 = 0, modificationTime: Timestamp, changeTime: Timestamp? = nil, accessTime: Timestamp? = nil,
-        mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil,
+        mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil, device: UInt64 = 0,
         state: ItemState, contentFile: String? = nil, generation: UInt64 = 0, remoteVersion: String? = nil,
         metadataDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:], dirtySequence: UInt64 = 0,
         remoteContainer: ContainerID? = nil
@@ -73,6 +75,7 @@ public struct Node: Hashable, Sendable, Codable {
         self.uid = uid
         self.gid = gid
         self.symlinkTarget = symlinkTarget
+        self.device = device
         self.state = state
         self.contentFile = contentFile
         self.generation = generation

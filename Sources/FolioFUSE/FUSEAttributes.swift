@@ -13,6 +13,7 @@ extension Attributes {
         result.st_gid = gid
         result.st_size = Int(size)
         result.st_blocks = Int(blocks)
+        result.st_rdev = UInt(device)
         result.st_blksize = 4096
         result.st_atim = accessTime.timespecValue
         result.st_mtim = modificationTime.timespecValue

@@ -25,7 +25,7 @@ enum FUSEOperations {
         ops.lookup = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "lookup", logger: mount.logger)
-            let name = String(cString: name!)
+            guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!), FUSEOperations.answerReplayedLookup(
                 reply, mount, script, parent: mount.coreIno(parent), name: name) {
                 return
@@ -103,10 +103,10 @@ enum FUSEOperations {
                 reply.fail(error)
             }
         }
-        ops.mknod = { request, parent, name, mode, _ in
+        ops.mknod = { request, parent, name, mode, device in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "mknod", logger: mount.logger)
-            let name = String(cString: name!)
+            guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
                 return
@@ -115,19 +115,21 @@ enum FUSEOperations {
             switch mode & S_IFMT {
             case S_IFIFO: kind = .fifo
             case S_IFSOCK: kind = .socket
+            case S_IFCHR: kind = .characterDevice
+            case S_IFBLK: kind = .blockDevice
             case S_IFREG: kind = .file
             default: kind = nil
             }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeNode(
                     parent: mount.coreIno(parent), name: name, kind: kind, permissions: mode & 0o7777,
-                    context: mount.context(request!))
+                    device: UInt64(device), context: mount.context(request!))
             }
         }
         ops.mkdir = { request, parent, name, mode in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "mkdir", logger: mount.logger)
-            let name = String(cString: name!)
+            guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
                 return
@@ -141,12 +143,12 @@ enum FUSEOperations {
         ops.symlink = { request, target, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "symlink", logger: mount.logger)
-            let name = String(cString: name!)
+            guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
                 return
             }
-            let target = String(cString: target!)
+            guard let target = FUSEOperations.newName(target!, reply) else { return }
             FUSEOperations.replyEntry(reply, mount) {
                 try mount.fileSystem.makeSymlink(
                     parent: mount.coreIno(parent), name: name, target: target, context: mount.context(request!))
@@ -155,13 +157,13 @@ enum FUSEOperations {
         ops.unlink = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "unlink", logger: mount.logger)
+            guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(
-                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
                 return
             }
             do {
-                try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: String(cString: name!))
+                try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: name)
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -170,13 +172,13 @@ enum FUSEOperations {
         ops.rmdir = { request, parent, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rmdir", logger: mount.logger)
+            guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(
-                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
                 return
             }
             do {
-                try mount.fileSystem.removeDirectory(parent: mount.coreIno(parent), name: String(cString: name!))
+                try mount.fileSystem.removeDirectory(parent: mount.coreIno(parent), name: name)
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -185,15 +187,16 @@ enum FUSEOperations {
         ops.rename = { request, parent, name, newParent, newName, flags in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "rename", logger: mount.logger)
+            guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
-                FUSEOperations.answerReplayedRemoval(
-                    reply, script, parent: mount.coreIno(parent), name: String(cString: name!))
+                FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
                 return
             }
+            guard let newName = FUSEOperations.newName(newName!, reply) else { return }
             do {
                 try mount.fileSystem.rename(
-                    parent: mount.coreIno(parent), name: String(cString: name!), newParent: mount.coreIno(newParent),
-                    newName: String(cString: newName!), flags: RenameFlags(rawValue: flags))
+                    parent: mount.coreIno(parent), name: name, newParent: mount.coreIno(newParent),
+                    newName: newName, flags: RenameFlags(rawValue: flags))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -253,10 +256,11 @@ enum FUSEOperations {
                 reply.answer { fuse_reply_err($0, EPERM) }
                 return
             }
+            guard let name = FUSEOperations.newName(name!, reply) else { return }
             let info = FileInfo(fileInfo!.pointee)
             do {
                 let (attributes, handle) = try mount.fileSystem.createFile(
-                    parent: mount.coreIno(parent), name: String(cString: name!), permissions: mode & 0o7777,
+                    parent: mount.coreIno(parent), name: name, permissions: mode & 0o7777,
                     flags: info.flags, context: mount.context(request!))
                 var entry = mount.entry(attributes)
                 var value = info.value(for: OpenedFile(handle: handle, cachePolicy: mount.fileSystem.cachePolicy(of: handle)))
@@ -389,10 +393,11 @@ enum FUSEOperations {
         ops.setxattr = { request, ino, name, value, size, flags in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "setxattr", logger: mount.logger)
+            guard let name = FUSEOperations.newName(name!, reply) else { return }
             let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             do {
                 try mount.fileSystem.setExtendedAttribute(
-                    mount.coreIno(ino), name: String(cString: name!), value: bytes,
+                    mount.coreIno(ino), name: name, value: bytes,
                     mustCreate: flags & cfuse_xattr_create != 0,
                     mustReplace: flags & cfuse_xattr_replace != 0)
                 reply.succeed()
@@ -403,8 +408,9 @@ enum FUSEOperations {
         ops.getxattr = { request, ino, name, size in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "getxattr", logger: mount.logger)
+            guard let name = FUSEOperations.name(name!, reply, orFail: { .noAttribute($0) }) else { return }
             do {
-                let value = try mount.fileSystem.extendedAttribute(mount.coreIno(ino), name: String(cString: name!))
+                let value = try mount.fileSystem.extendedAttribute(mount.coreIno(ino), name: name)
                 FUSEOperations.replySized(reply, value, size: size)
             } catch {
                 reply.fail(error)
@@ -428,8 +434,9 @@ enum FUSEOperations {
         ops.removexattr = { request, ino, name in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "removexattr", logger: mount.logger)
+            guard let name = FUSEOperations.name(name!, reply, orFail: { .noAttribute($0) }) else { return }
             do {
-                try mount.fileSystem.removeExtendedAttribute(mount.coreIno(ino), name: String(cString: name!))
+                try mount.fileSystem.removeExtendedAttribute(mount.coreIno(ino), name: name)
                 reply.succeed()
             } catch {
                 reply.fail(error)

@@ -1,7 +1,7 @@
 import FolioCore
 
 extension Node {
-    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–28, in ``StoreSchema/nodeColumns``
+    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–29, in ``StoreSchema/nodeColumns``
     /// order).
     func bind(to statement: StoreStatement) {
         let state = state.storeColumns
@@ -33,6 +33,7 @@ extension Node {
         statement.bind(26, XattrCoding.encode(xattrs))
         statement.bind(27, Int64(bitPattern: dirtySequence))
         statement.bind(28, remoteContainer?.rawValue)
+        statement.bind(29, Int64(bitPattern: device))
     }
 
     /// Decodes the current row of ``StoreSchema/selectNodes``. Throws (never traps) on a row this build cannot
@@ -91,5 +92,6 @@ extension Node {
             dirtySequence: UInt64(bitPattern: try row.integer(26, what(), "dirty_sequence")),
             remoteContainer: row.optionalText(27).map(ContainerID.init(rawValue:))
         )
+        device = UInt64(bitPattern: row.optionalInteger(28) ?? 0)
     }
 }

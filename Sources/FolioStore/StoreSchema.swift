@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
     /// written by a newer Folio and is refused.
-    static let version: Int = 3
+    static let version: Int = 4
 
     /// The migrations, in order. Add new ones at the end; never edit a shipped one.
     static func makeMigrator() -> DatabaseMigrator {
@@ -85,6 +85,12 @@ enum StoreSchema {
                 PRAGMA user_version = 3;
                 """)
         }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                ALTER TABLE node ADD COLUMN device INTEGER NOT NULL DEFAULT 0;
+                PRAGMA user_version = 4;
+                """)
+        }
         return migrator
     }
 
@@ -92,12 +98,12 @@ enum StoreSchema {
     static let nodeColumns = """
         ino, item_id, container, parent, name, kind, size, mtime_s, mtime_ns, ctime_s, ctime_ns, atime_s, \
         atime_ns, mode, uid, gid, symlink_target, state, state_generation, state_reason, content_file, generation, \
-        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence, remote_container
+        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence, remote_container, device
         """
 
-    /// Inserts or replaces one node (28 arguments, in ``nodeColumns`` order).
+    /// Inserts or replaces one node (29 arguments, in ``nodeColumns`` order).
     static let upsertNode = "INSERT OR REPLACE INTO node (\(nodeColumns)) VALUES ("
-        + Array(repeating: "?", count: 28).joined(separator: ", ") + ")"
+        + Array(repeating: "?", count: 29).joined(separator: ", ") + ")"
 
     /// Deletes one node by inode number.
     static let deleteNode = "DELETE FROM node WHERE ino = ?"

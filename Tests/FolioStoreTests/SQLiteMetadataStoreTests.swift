@@ -320,7 +320,8 @@ final class SQLiteMetadataStoreTests: XCTestCase {
 
     func testNewerSchemaVersionIsRefused() throws {
         try openStore().close()
-        try DatabaseQueue(path: databasePath).write { try $0.execute(sql: "PRAGMA user_version = 4") }
+        let newer = StoreSchema.version + 1
+        try DatabaseQueue(path: databasePath).write { try $0.execute(sql: "PRAGMA user_version = \(newer)") }
         XCTAssertThrowsError(try openStore()) { error in
             guard case .notSupported(let message)? = error as? FolioError else {
                 return XCTFail("expected FolioError.notSupported, got \(error)")
@@ -329,13 +330,13 @@ final class SQLiteMetadataStoreTests: XCTestCase {
             XCTAssertTrue(message.contains(self.databasePath), message)
         }
         let version = try DatabaseQueue(path: databasePath).read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        XCTAssertEqual(version, 4, "a refused file is left alone")
+        XCTAssertEqual(version, newer, "a refused file is left alone")
     }
 
     func testUnknownMigrationIsRefused() throws {
         try openStore().close()
         try DatabaseQueue(path: databasePath).write {
-            try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v4')")
+            try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v\(StoreSchema.version + 1)')")
         }
         XCTAssertThrowsError(try openStore()) { error in
             guard case .notSupported? = error as? FolioError else {
