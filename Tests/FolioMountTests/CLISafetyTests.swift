@@ -6,6 +6,8 @@ import XCTest
 /// `folio --version`, and counts in the singular.
 final class CLISafetyTests: XCTestCase {
     private var home = ""
+    /// The daemons this test started, to end by process id at teardown (also if they cannot be asked any more).
+    private let daemons = LockedPIDs()
     private var mnt: String { home + "/mnt" }
     private var mnt2: String { home + "/mnt2" }
 
@@ -16,11 +18,13 @@ final class CLISafetyTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         home = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
-        addTeardownBlock { [home] in
+        addTeardownBlock { [home, daemons] in
             // Every daemon a test started is ended by its process id, also after a failure.
             let mountpoints = [home + "/Folio", home + "/mnt", home + "/mnt2"]
-            let pids = mountpoints.compactMap { Self.daemonPID(of: $0, home: home) }
-            for mountpoint in mountpoints { Shell.run("fusermount3 -u -z '\(mountpoint)' 2>/dev/null; true") }
+            let pids = daemons.values + mountpoints.compactMap { Self.daemonPID(of: $0, home: home) }
+            for mountpoint in mountpoints {  // all of them, should mounts be stacked
+                Shell.run("for i in 1 2 3 4 5; do fusermount3 -u -z '\(mountpoint)' 2>/dev/null || break; done; true")
+            }
             for pid in pids where !Shell.waitUntil(timeout: 20, { kill(pid, 0) != 0 }) { kill(pid, SIGKILL) }
             try? FileManager.default.removeItem(atPath: home)
         }
@@ -66,6 +70,7 @@ final class CLISafetyTests: XCTestCase {
     private func mount(_ remote: String, at mountpoint: String, file: StaticString = #filePath, line: UInt = #line) {
         let result = folio("mount --remote '\(remote)' '\(mountpoint)'")
         XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        if let pid = daemonPID(of: mountpoint) { daemons.append(pid) }
     }
 
     /// Makes every call of the provider of `remote` fail as offline, or (`false`) brings it back.
@@ -187,7 +192,9 @@ final class CLISafetyTests: XCTestCase {
         let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
         XCTAssertTrue(
             Shell.waitUntil(timeout: 30) { text().contains("waiting for 1 upload") }, "a progress line: \(text())")
-        XCTAssertTrue(text().contains("offline"), "the progress line says why it waits: \(text())")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { text().contains("the remote is offline") },
+            "once the daemon knows, the progress line says why it waits: \(text())")
         XCTAssertTrue(unmount.isRunning, "still waiting while the remote is offline")
         XCTAssertTrue(isMounted(mnt))
 
@@ -249,5 +256,23 @@ final class CLISafetyTests: XCTestCase {
         let pinned = folio("pin '\(mnt)/one/x.txt'")
         XCTAssertTrue(pinned.stdout.contains("(1 item)"), pinned.stdout)
         XCTAssertEqual(folio("unmount '\(mnt)'").status, 0)
+    }
+}
+
+/// Process ids collected by a test and read by its teardown.
+final class LockedPIDs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pids: [Int32] = []
+
+    func append(_ pid: Int32) {
+        lock.lock()
+        pids.append(pid)
+        lock.unlock()
+    }
+
+    var values: [Int32] {
+        lock.lock()
+        defer { lock.unlock() }
+        return pids
     }
 }
