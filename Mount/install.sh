@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds folio for installation and installs it with the mount(8) helper.
 #
-# Usage: Mount/install.sh [--prefix DIR] [--no-helper] [--check-only]
+# Usage: Mount/install.sh [--prefix DIR] [--no-helper] [--check-only] [--scratch-path DIR]
 #   --prefix DIR   install the binary as DIR/bin/folio (default /usr/local)
+#   --scratch-path DIR  build there (swift build --scratch-path; default .build)
 #   --no-helper    do not install /sbin/mount.fuse.folio (mount -t fuse.folio, fstab)
 #   --check-only   build and check the binary, install nothing (.ci/run does this)
 #
@@ -16,18 +17,21 @@ repo=$(dirname "$here")
 prefix=/usr/local
 helper=yes
 check_only=no
+scratch=.build
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --no-helper) helper=no; shift ;;
         --check-only) check_only=yes; shift ;;
-        *) echo "usage: $0 [--prefix DIR] [--no-helper] [--check-only]" >&2; exit 1 ;;
+        --scratch-path) scratch=$2; shift 2 ;;
+        *) echo "usage: $0 [--prefix DIR] [--no-helper] [--check-only] [--scratch-path DIR]" >&2; exit 1 ;;
     esac
 done
 
 cd "$repo"
-swift build -c release --static-swift-stdlib --product folio
-binary=$(swift build -c release --static-swift-stdlib --product folio --show-bin-path)/folio
+build="swift build -c release --static-swift-stdlib --product folio --scratch-path $scratch"
+$build
+binary=$($build --show-bin-path)/folio
 sh "$here/check-static-binary.sh" "$binary"
 [ "$check_only" = yes ] && exit 0
 
