@@ -87,6 +87,7 @@ private struct ProgressLine {
     private let terminal = isatty(1) == 1
     private var last: String?
 
+    /// Shows `line` unless it is the one shown last.
     mutating func show(_ line: String) {
         guard line != last else { return }
         last = line
@@ -94,6 +95,7 @@ private struct ProgressLine {
         FileHandle.standardOutput.write(Data((terminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
     }
 
+    /// Ends the line on a terminal.
     func finish() {
         if terminal, last != nil { FileHandle.standardOutput.write(Data("\n".utf8)) }
     }
