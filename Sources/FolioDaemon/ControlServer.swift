@@ -83,6 +83,14 @@ public enum ControlClient {
         return response
     }
 
+    /// The status answer of the daemon serving the mount at `mountpoint` (canonical path), or `nil` when no
+    /// daemon answers for it.
+    public static func runningMount(at mountpoint: String) -> ControlResponse? {
+        guard let response = try? send(ControlRequest(command: "status"), mountpoint: mountpoint), response.ok
+        else { return nil }
+        return response
+    }
+
     /// The mountpoint of the Folio mount that contains `path` (walking up to the nearest one with a daemon).
     public static func mountpoint(containing path: String) -> (mountpoint: String, relative: String)? {
         var current = RuntimePaths.canonical(path)

@@ -19,8 +19,8 @@ extension Daemon {
                 let pinned = request.command == "pin"
                 let changed = try fileSystem.setPinned(ino, pinned)
                 response.message = pinned
-                    ? "pinned \(shown) (\(changed) items); placeholders in it are being downloaded"
-                    : "unpinned \(shown) (\(changed) items)"
+                    ? "pinned \(shown) (\(Wording.count(changed, "item"))); placeholders in it are being downloaded"
+                    : "unpinned \(shown) (\(Wording.count(changed, "item")))"
             case "versions":
                 response.versions = try fileSystem.versions(of: ino)
             case "resolve":
@@ -32,7 +32,8 @@ extension Daemon {
                 response.message = "resolved \(shown): kept \(kept)"
             case "evict":
                 let report = try fileSystem.evict(ino)
-                var message = "evicted \(report.evicted) files (\(report.freedBytes) bytes) in \(shown)"
+                var message = "evicted \(Wording.count(report.evicted, "file")) "
+                    + "(\(Wording.count(Int(report.freedBytes), "byte"))) in \(shown)"
                 if !report.skipped.isEmpty {
                     message += "; kept \(report.skipped.count): " + report.skipped.prefix(10).joined(separator: ", ")
                 }
@@ -45,7 +46,8 @@ extension Daemon {
                         return .failure(error)
                     }
                 }.get()
-                response.message = "downloaded \(result.files) files (\(result.bytes) bytes) in \(shown)"
+                response.message = "downloaded \(Wording.count(result.files, "file")) "
+                    + "(\(Wording.count(Int(result.bytes), "byte"))) in \(shown)"
             }
         } catch {
             return ControlResponse(ok: false, error: "\(error)")

@@ -78,18 +78,22 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func start() throws(FolioError) -> Services {
-        let stateDirectory = configuration.stateDirectory
-        do {
-            try FileManager.default.createDirectory(
-                atPath: stateDirectory.string, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .io("cannot create state folder \(stateDirectory): \(error)")
+        let mountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
+        if let running = ControlClient.runningMount(at: mountpoint) {
+            throw .busy("\(mountpoint) is already a Folio mount of \(running.remote ?? "another remote")")
         }
-        let lock = try StateLock.acquire(in: stateDirectory)
-        do {
-            return try start(lock: lock)
+        let folder = try StateFolder.prepare(at: configuration.stateDirectory)
+        do throws(FolioError) {
+            let lock = try StateLock.acquire(
+                in: folder.path, remote: configuration.remote.string, mountpoint: mountpoint)
+            do throws(FolioError) {
+                return try start(lock: lock)
+            } catch {
+                lock.release()
+                throw error
+            }
         } catch {
-            lock.release()
+            folder.discardIfCreated()
             throw error
         }
     }

@@ -1,14 +1,28 @@
 import FolioCore
+import FolioDaemon
 import Foundation
+import SystemPackage
 
 /// Starting the daemon in the background: `folio mount` re-runs itself with `--foreground` in a new session
 /// (no `fork()` of a process that already has threads), logs to the state folder, and waits until the child
 /// reports the mount up or failed.
 enum Background {
+    /// What the daemon's line on the ready pipe starts with when the mount failed; the reason follows.
+    static let failurePrefix = "error: "
+
+    /// Starts the daemon and returns once it reports the mount up. If it fails, a state folder this call created
+    /// is removed again (one that existed stays).
     static func spawnAndWait(arguments: [String], stateDirectory: String) throws {
-        try FileManager.default.createDirectory(
-            atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let logPath = stateDirectory + "/folio.log"
+        let folder = try StateFolder.prepare(at: FilePath(stateDirectory))
+        do {
+            try spawnAndWait(arguments: arguments, logPath: stateDirectory + "/folio.log", keepsLog: folder.existed)
+        } catch {
+            folder.discardIfCreated()
+            throw error
+        }
+    }
+
+    private static func spawnAndWait(arguments: [String], logPath: String, keepsLog: Bool) throws {
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw CLIError("cannot create a pipe") }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -47,8 +61,17 @@ enum Background {
         if message == "ready" { return }
         var status: Int32 = 0
         waitpid(pid, &status, 0)
-        let reason = message.isEmpty ? "the daemon exited without mounting" : message
-        throw CLIError("mount failed: \(reason) (log: \(logPath))")
+        if message.hasPrefix(failurePrefix) {
+            let reason = message.dropFirst(failurePrefix.count)
+            throw CLIError("mount failed: \(reason)" + (keepsLog ? " (log: \(logPath))" : ""))
+        }
+        // No reason given (the daemon crashed): the log is all there is, and it goes with a state folder this
+        // mount created.
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        let tail = log.split(separator: "\n").suffix(20).joined(separator: "\n")
+        throw CLIError(
+            "mount failed: the daemon exited without mounting"
+                + (keepsLog ? " (log: \(logPath))" : tail.isEmpty ? "" : "; its log:\n" + tail))
     }
 
     private static func markDescriptorsCloseOnExec() {

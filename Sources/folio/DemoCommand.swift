@@ -21,7 +21,10 @@ struct DemoCommand: ParsableCommand {
         let mountpoint = RuntimePaths.canonical(self.mountpoint ?? home + "/Folio")
         try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        if (try? ControlClient.send(.init(command: "status"), mountpoint: mountpoint))?.ok == true {
+        if let running = ControlClient.runningMount(at: mountpoint) {
+            guard running.remote == RuntimePaths.canonical(remote) else {
+                throw CLIError("\(mountpoint) is already a Folio mount of \(running.remote ?? "another remote")")
+            }
             print("The demo is already mounted at \(mountpoint).")
         } else {
             print("Preparing the sample remote in \(remote) …")

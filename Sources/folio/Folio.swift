@@ -3,9 +3,13 @@ import ArgumentParser
 /// The `folio` command.
 @main
 struct Folio: ParsableCommand {
+    /// Folio's version, as `folio --version` prints it (the one place it is written).
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "folio",
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
+        version: version,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self,
             EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self, DemoCommand.self,

@@ -97,6 +97,9 @@ struct MountCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError("mountpoint \(mountpoint) is not a folder")
         }
+        if let running = ControlClient.runningMount(at: mountpoint) {
+            throw CLIError("\(mountpoint) is already a Folio mount of \(running.remote ?? "another remote")")
+        }
         if let of, let app {
             guard let (running, _) = ControlClient.mountpoint(containing: of) else {
                 throw CLIError("\(of) is not inside a running Folio mount")
@@ -148,7 +151,7 @@ struct MountCommand: ParsableCommand {
                 Background.signalReady(readyFD, message: "ready")
             case .failure(let error):
                 logger.error("mount failed: \(error)")
-                Background.signalReady(readyFD, message: "error: \(error)")
+                Background.signalReady(readyFD, message: "\(Background.failurePrefix)\(error)")
             }
         }
         if status != 0 { throw ExitCode(status) }

@@ -48,33 +48,3 @@ struct StatusCommand: ParsableCommand {
         }
     }
 }
-
-/// `folio unmount MOUNTPOINT`.
-struct UnmountCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Unmount a Folio mount.")
-
-    @Argument(help: "The mountpoint.")
-    var mountpoint: String
-
-    func run() throws {
-        let mountpoint = RuntimePaths.canonical(self.mountpoint)
-        let daemon = try? ControlClient.send(ControlRequest(command: "status"), mountpoint: mountpoint)
-        let tool = FileManager.default.isExecutableFile(atPath: "/usr/bin/fusermount3") ? "/usr/bin/fusermount3" : "/bin/fusermount3"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["-u", mountpoint]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIError("cannot unmount \(mountpoint) (is it busy? fusermount3 exited \(process.terminationStatus))")
-        }
-        if daemon?.isAttachedView == true {
-            // The daemon serves another mount and stays: wait for this view's control socket to go.
-            let socket = RuntimePaths.controlSocket(forMountpoint: mountpoint).string
-            for _ in 0..<200 where FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
-        } else if let pid = daemon?.pid {
-            for _ in 0..<200 where kill(pid, 0) == 0 { usleep(50_000) }
-        }
-        print("unmounted \(mountpoint)")
-    }
-}
