@@ -161,7 +161,8 @@ enum FUSEOperations {
                 return
             }
             do {
-                try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: String(cString: name!))
+                try mount.fileSystem.unlink(
+                    parent: mount.coreIno(parent), name: String(cString: name!), context: mount.context(request!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -193,7 +194,8 @@ enum FUSEOperations {
             do {
                 try mount.fileSystem.rename(
                     parent: mount.coreIno(parent), name: String(cString: name!), newParent: mount.coreIno(newParent),
-                    newName: String(cString: newName!), flags: RenameFlags(rawValue: flags))
+                    newName: String(cString: newName!), flags: RenameFlags(rawValue: flags),
+                    context: mount.context(request!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
