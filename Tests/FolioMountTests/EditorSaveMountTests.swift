@@ -129,9 +129,10 @@ final class EditorSaveMountTests: MountTestCase {
 
     // MARK: GIO
 
-    /// `g_file_replace` (GTK applications): `.goutputstream-XXXXXX` written and renamed over the document while
-    /// the document itself is open for writing; with `--backup`, a copy `doc.txt~` first (its `link` is
-    /// refused, so GIO copies).
+    /// `g_file_replace` (GTK applications): `.goutputstream-XXXXXX` written (the document opened for writing
+    /// meanwhile) and renamed over the document while still open. With `--backup`, GIO's `link` of the document
+    /// to `doc.txt~` is refused (`EPERM`), so it renames the document to `doc.txt~` and then the temp to
+    /// `doc.txt`: the temp takes the document over, the backup is a new document.
     func testGioSaveKeepsTheDocument() throws {
         let id = try uploadedTaggedDocument("doc.txt", "one\n")
         Shell.check("printf 'two\\n' | gio save '\(fixture.path("doc.txt"))'")
