@@ -258,13 +258,19 @@ final class EditorSaveMountTests: MountTestCase {
         XCTAssertEqual(remoteNames(), ["doc.txt", "other.txt"])
     }
 
-    /// `kill -9` of the daemon in the middle of a save loses nothing: after the rename (the remote then gets the
-    /// rename), and after the new file was fsynced but before the backup was removed (the document keeps its
-    /// item with the new content, the backup is uploaded as a new document).
+    /// `kill -9` of the daemon in the middle of a save loses nothing: after the rename (made durable by an fsync
+    /// of the folder: the remote then gets the rename), and after the new file was fsynced but before the backup
+    /// was removed (the document keeps its item with the new content, the backup is uploaded as a new document).
     func testACrashInTheMiddleOfASaveLosesNothing() throws {
         let id = try uploadedTaggedDocument("doc.txt", "one\n")
         let doc = fixture.path("doc.txt")
-        Shell.check("python3 -c \"import os; os.rename('\(doc)', '\(doc)~')\"")
+        Shell.check("""
+            python3 -c "
+            import os
+            os.rename('\(doc)', '\(doc)~')
+            os.fsync(os.open('\(fixture.mountpoint)', os.O_RDONLY))
+            "
+            """)
         fixture.kill9()
         try fixture.start()
         fixture.waitForUploads()
