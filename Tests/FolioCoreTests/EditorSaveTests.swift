@@ -41,6 +41,7 @@ final class EditorSaveTests: XCTestCase {
     func testRenameAwayThenCreateBySameProcessKeepsTheDocument() async throws {
         let core = try CoreHarness()
         let id = try await taggedDocument(core)
+        try core.fileSystem.addReference(to: try core.ino("doc.txt"), parent: 1, name: "granted.txt")
         try core.fileSystem.rename(
             parent: 1, name: "doc.txt", newParent: 1, newName: "doc.txt~", flags: [], context: editor)
         XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the rename waits for the save")
@@ -55,6 +56,7 @@ final class EditorSaveTests: XCTestCase {
         XCTAssertNil(backup.remoteVersion)
         let read = try await core.read("doc.txt")
         XCTAssertEqual(read, "two")
+        XCTAssertEqual(try core.ino("granted.txt"), saved.ino, "the grant follows the document, not the backup")
         // One modification of the document; the backup's create waits for the window.
         expectOneModification(core, of: id)
         try core.fileSystem.unlink(parent: 1, name: "doc.txt~", context: editor)
@@ -63,7 +65,8 @@ final class EditorSaveTests: XCTestCase {
         // Stored: a restart finds the document at its name with its identity.
         try core.remount()
         XCTAssertEqual(try node(core, "doc.txt").itemID, id)
-        XCTAssertEqual(try core.list(""), ["doc.txt"])
+        XCTAssertEqual(try core.list(""), ["doc.txt", "granted.txt"])
+        XCTAssertEqual(try core.ino("granted.txt"), try core.ino("doc.txt"))
     }
 
     /// Unlink and create again (and vim's backup deleted before the new file is written).
@@ -150,6 +153,30 @@ final class EditorSaveTests: XCTestCase {
         XCTAssertEqual(try node(core, "doc.txt").xattrs["user.xdg.tags"], Array("red".utf8))
         try core.fileSystem.unlink(parent: 1, name: "doc.bak", context: editor)
         expectOneModification(core, of: id)
+    }
+
+    /// `rm -r` of a folder: a held delete keeps later deletes (the folder's) behind it, so a folder never goes
+    /// before its files.
+    func testDeletesAfterAHeldDeleteWaitBehindIt() async throws {
+        let core = try CoreHarness(saveWindow: .milliseconds(300))
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: editor)
+        let folder = try XCTUnwrap(core.fileSystem.nextUploadWork(limit: 10).first)
+        let folderItem = try XCTUnwrap(core.completeCreate(folder, version: "d1"))
+        _ = try await core.uploadedDocument("dir/doc.txt", "one")
+        try core.fileSystem.unlink(parent: try core.ino("dir"), name: "doc.txt", context: editor)
+        try core.fileSystem.removeDirectory(parent: 1, name: "dir")
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the folder's delete waits too")
+        var work: [UploadWork] = []
+        for _ in 0..<500 where work.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+            work = core.fileSystem.nextUploadWork(limit: 10)
+        }
+        XCTAssertEqual(work.count, 2, "\(work.map(\.summary))")
+        guard case .delete(let first, _)? = work.first, case .delete(let second, _) = work[1] else {
+            return XCTFail("two deletes: \(work.map(\.summary))")
+        }
+        XCTAssertNotEqual(first.itemID, second.itemID)
+        XCTAssertEqual(second.itemID, folderItem.id, "the folder last")
     }
 
     // MARK: The tracker (a value)
