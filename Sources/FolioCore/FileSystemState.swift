@@ -6,6 +6,10 @@ struct State: Sendable {
     /// Unlinked nodes that still have open handles.
     var orphans: [UInt64: Node] = [:]
     var tombstones = TombstoneTable()
+    /// Documents that left their names moments ago, which a new file there takes over (editors' saves).
+    var saves = SaveTracker()
+    /// When the uploader is woken next because a save's window ends.
+    var saveWindowTimer: SaveTracker.Moment?
     /// External references by folder: name → the item each opens.
     var references: [UInt64: [String: ItemID]] = [:]
     /// How many references open each item (the item's link count beyond its own name).

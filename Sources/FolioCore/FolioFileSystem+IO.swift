@@ -181,11 +181,13 @@ extension FolioFileSystem {
         continuation?.resume()
     }
 
-    /// Creates and opens a new file. The empty file exists at once; the content is committed at close.
+    /// Creates and opens a new file. The empty file exists at once; the content is committed at close. A file
+    /// created where a document of the same process was moments ago takes the document over (an editor's save,
+    /// see ``SaveTracker``).
     public func createFile(
         parent: UInt64, name: String, permissions: UInt32, flags: Int32, context: RequestContext
     ) throws(FolioError) -> (Attributes, UInt64) {
-        let result = try state.withLock { state throws(FolioError) -> (Attributes, UInt64) in
+        let result = try state.withLock { state throws(FolioError) -> (Attributes, UInt64, [ExternalReference]) in
             // The new file's committed content is the shared empty version, and the session starts on it: the
             // first write gives the session a file of its own, so a file created and closed without writing
             // costs no version file at all.
@@ -204,17 +206,19 @@ extension FolioFileSystem {
                 throw error
             }
             let ino = node.ino
+            let moved = takeOver(by: ino, processID: context.processID, state: &state)
             let sessionID = state.allocateHandle()
             state.sessions[ino] = WriteSession(
                 id: sessionID, ownerProcessID: context.processID, fd: fd, fileName: ContentCache.emptyVersion,
                 fileIsCommitted: true, hasUncommittedChanges: false, size: 0, handles: [], retiredFDs: [],
                 explicitModificationTime: nil)
             let opened = try joinSession(ino, flags: flags, context: context, state: &state)
-            return (attributes(of: node, state: state), opened.handle)
+            return (attributes(of: state.nodes[ino] ?? node, state: state), opened.handle, moved)
         }
+        for reference in result.2 { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }
         announce([.entry(parent, name), .inode(parent)])
         notifyUploader()
-        return result
+        return (result.0, result.1)
     }
 
     /// The cache policy a handle was opened with.

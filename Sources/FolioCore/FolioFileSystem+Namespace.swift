@@ -244,8 +244,9 @@ extension FolioFileSystem {
 
     // MARK: Removing
 
-    /// Removes a file, symlink, FIFO or socket. Open handles keep working.
-    public func unlink(parent: UInt64, name: String) throws(FolioError) {
+    /// Removes a file, symlink, FIFO or socket. Open handles keep working. A file that `context`'s process puts
+    /// at the name moments later takes the document over (an editor's save, see ``SaveTracker``).
+    public func unlink(parent: UInt64, name: String, context: RequestContext = .internalRequest) throws(FolioError) {
         defer { announce([.entry(parent, name), .inode(parent)]) }
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
@@ -255,8 +256,10 @@ extension FolioFileSystem {
             }
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else { throw missing(name) }
             guard node.kind != .directory else { throw .isDirectory(name) }
+            let references = state.references(to: node.itemID).map(\.location)
             var batch = StoreBatch()
             try remove(node, batch: &batch, state: &state)
+            recordDeparture(of: node, references: references, processID: context.processID, state: &state)
         }
         notifyUploader()
     }
@@ -366,8 +369,12 @@ extension FolioFileSystem {
 
     /// Renames or moves an item. Replacing a file with a file keeps the target's identity (an atomic save:
     /// one commit of the target, not a delete and a create); moving to another container moves the item there.
+    /// A file renamed away from a name is taken over by a file `context`'s process puts there moments later,
+    /// and a file renamed to a name a document of the same process left moments ago takes that document over
+    /// (editors' saves, see ``SaveTracker``).
     public func rename(
-        parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags
+        parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags,
+        context: RequestContext = .internalRequest
     ) throws(FolioError) {
         if flags.contains(.exchange) { throw .invalidArgument("RENAME_EXCHANGE is not supported") }
         try refuseVirtual(parent)
@@ -399,6 +406,9 @@ extension FolioFileSystem {
             } else {
                 try configuration.namePolicy.validate(newName)
             }
+            let departed = source
+            let departedReferences = state.references(to: source.itemID).map(\.location)
+            var replaced = false
             var batch = StoreBatch()
             let now = Timestamp.now()
             if let referenced = state.reference(newParent, newName) {
@@ -413,6 +423,7 @@ extension FolioFileSystem {
                 if flags.contains(.noReplace) { throw .exists(newName) }
                 guard let target = state.nodes[targetIno] else { throw .notFound(newName) }
                 if target.itemID.isContainerRoot { throw .notPermitted("containers cannot be replaced") }
+                replaced = true
                 if target.kind == .directory {
                     guard source.kind == .directory else { throw .isDirectory(newName) }
                     guard state.isEmptyFolder(targetIno) else { throw .notEmpty(newName) }
@@ -487,6 +498,8 @@ extension FolioFileSystem {
             state.children[newParent, default: [:]][newName] = ino
             state.byItemID[source.itemID] = ino
             state.metadataEpochs[ino, default: 0] += 1
+            recordDeparture(of: departed, references: departedReferences, processID: context.processID, state: &state)
+            if !replaced { moved += takeOver(by: ino, processID: context.processID, state: &state) }
         }
         for reference in moved { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }
         announce([.entry(parent, name), .entry(newParent, newName), .inode(parent), .inode(newParent)])

@@ -180,11 +180,20 @@ extension FolioFileSystem {
                 skippedNodes.forEach { state.nodes.requeue($0) }
                 skippedTombstones.forEach { state.tombstones.requeue($0) }
             }
+            let now = Self.monotonicNow
+            // Once a delete waits for an editor's save, later deletes wait behind it (a folder's after its files').
+            var deletesHeld = false
             while calls.count < limit || sharedCall.map({ calls[$0].count < createsPerCall }) ?? false {
                 let nodeSequence = state.nodes.oldestPendingSequence()
-                let tombstoneSequence = state.tombstones.oldestSequence()
+                let tombstoneSequence = deletesHeld ? nil : state.tombstones.oldestSequence()
                 if let tombstoneSequence, nodeSequence.map({ tombstoneSequence < $0 }) ?? true {
                     guard let tombstone = state.tombstones.popOldest() else { continue }
+                    if state.saves.isHeld(tombstone.itemID, now: now) {
+                        // A file the same process creates at the name moments later takes the item over.
+                        skippedTombstones.append(tombstone)
+                        deletesHeld = true
+                        continue
+                    }
                     // A delete waits for an upload of its item still running (it may create the item), and for
                     // a call of its own.
                     if calls.count >= limit || state.deletesInFlight.contains(tombstone.itemID)
@@ -198,7 +207,8 @@ extension FolioFileSystem {
                     continue
                 }
                 guard nodeSequence != nil, let node = state.nodes.popOldestPending() else { break }
-                guard isReadyForUpload(node, state: state), let parent = state.nodes[node.parent] else {
+                guard isReadyForUpload(node, state: state), !isHeldForSave(node, now: now, state: state),
+                      let parent = state.nodes[node.parent] else {
                     skippedNodes.append(node.ino)
                     continue
                 }

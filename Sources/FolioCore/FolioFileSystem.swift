@@ -44,12 +44,17 @@ public struct FileSystemConfiguration: Sendable {
     /// How long a namespace or attribute change may wait to be written to the store with others (a commit,
     /// `fsync` or unmount writes it sooner).
     public var groupWriteDelay: Duration
+    /// How long after a document left its name (renamed away or removed) a new file that the same process puts
+    /// there takes the document over (an editor's save); the departed document's upload waits as long.
+    public var saveWindow: Duration
 
     /// Creates a configuration.
     public init(
         writeWaitTimeout: Duration = .seconds(10), defaultUID: UInt32 = 0, defaultGID: UInt32 = 0,
-        namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20)
+        namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
+        saveWindow: Duration = .seconds(3)
     ) {
+        self.saveWindow = saveWindow
         self.groupWriteDelay = groupWriteDelay
         self.writeWaitTimeout = writeWaitTimeout
         self.namePolicy = namePolicy
@@ -101,6 +106,7 @@ public final class FolioFileSystem: Sendable {
         self.logger = logger
         let snapshot = try store.load()
         var state = State()
+        state.saves = SaveTracker(window: configuration.saveWindow)
         for node in snapshot.nodes {
             state.insert(node)
         }

@@ -114,7 +114,7 @@ public final class Daemon: @unchecked Sendable {
             store: store, cache: cache,
             configuration: FileSystemConfiguration(
                 writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
-                groupWriteDelay: configuration.groupWriteDelay),
+                groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow),
             logger: logger)
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,

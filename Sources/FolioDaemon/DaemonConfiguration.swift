@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable {
     public var uploadQuietPeriod: Duration
     /// How long namespace and attribute changes may wait to be written to the store together.
     public var groupWriteDelay: Duration
+    /// How long a new file a process puts where its document was takes the document over (editors' saves).
+    public var saveWindow: Duration
     /// Network simulation of the local provider.
     public var simulation: NetworkSimulation
     /// libfuse debug output.
@@ -37,8 +39,9 @@ public struct DaemonConfiguration: Sendable {
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration? = nil, push: Bool = true,
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
         simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full,
-        cacheLimit: CacheLimit = .default
+        cacheLimit: CacheLimit = .default, saveWindow: Duration = .seconds(3)
     ) {
+        self.saveWindow = saveWindow
         self.cacheLimit = cacheLimit
         self.view = view
         self.remote = remote

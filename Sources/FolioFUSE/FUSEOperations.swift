@@ -163,7 +163,8 @@ enum FUSEOperations {
                 return
             }
             do {
-                try mount.fileSystem.unlink(parent: mount.coreIno(parent), name: name)
+                try mount.fileSystem.unlink(
+                    parent: mount.coreIno(parent), name: name, context: mount.context(request!))
                 reply.succeed()
             } catch {
                 reply.fail(error)
@@ -196,7 +197,7 @@ enum FUSEOperations {
             do {
                 try mount.fileSystem.rename(
                     parent: mount.coreIno(parent), name: name, newParent: mount.coreIno(newParent),
-                    newName: newName, flags: RenameFlags(rawValue: flags))
+                    newName: newName, flags: RenameFlags(rawValue: flags), context: mount.context(request!))
                 reply.succeed()
             } catch {
                 reply.fail(error)

@@ -48,6 +48,10 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: .hidden)
     var groupWriteDelayMs: Int = 20
 
+    /// Seconds after a document left its name in which a new file there takes it over (editors' saves).
+    @Option(name: .long, help: .hidden)
+    var saveWindow: Double = 3
+
     @Option(name: .long, help: ArgumentHelp(
         "Most content kept locally: a size (500M, 10G) or a share of the free space (25%); least recently used "
             + "clean, unpinned, closed files are evicted beyond it.", valueName: "LIMIT"))
@@ -81,7 +85,8 @@ struct MountCommand: ParsableCommand {
         } else if remote == nil {
             throw ValidationError("give --remote DIR (or --of MOUNTPOINT to add a view to a running mount)")
         }
-        guard writeWait >= 0, (pollInterval ?? 1) > 0, uploadDelay >= 0, groupWriteDelayMs >= 0 else {
+        guard writeWait >= 0, (pollInterval ?? 1) > 0, uploadDelay >= 0, groupWriteDelayMs >= 0, saveWindow >= 0
+        else {
             throw ValidationError("durations must be positive")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
@@ -116,7 +121,8 @@ struct MountCommand: ParsableCommand {
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
                 "--upload-delay", "\(uploadDelay)",
-                "--group-write-delay-ms", "\(groupWriteDelayMs)", "--cache-limit", cacheLimit,
+                "--group-write-delay-ms", "\(groupWriteDelayMs)", "--save-window", "\(saveWindow)",
+                "--cache-limit", cacheLimit,
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
@@ -143,7 +149,8 @@ struct MountCommand: ParsableCommand {
             groupWriteDelay: .milliseconds(groupWriteDelayMs),
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
             debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full,
-            cacheLimit: CacheLimit(parsing: cacheLimit) ?? .default)
+            cacheLimit: CacheLimit(parsing: cacheLimit) ?? .default,
+            saveWindow: .milliseconds(Int(saveWindow * 1000)))
         let readyFD = self.readyFD
         let status = Daemon(configuration: configuration, logger: logger).run { result in
             switch result {

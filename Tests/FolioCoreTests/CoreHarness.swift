@@ -13,10 +13,14 @@ final class CoreHarness {
     private(set) var fileSystem: FolioFileSystem
     let configuration: FileSystemConfiguration
 
-    init(writeWait: Duration = .milliseconds(200), groupWriteDelay: Duration = .milliseconds(20)) throws {
+    init(
+        writeWait: Duration = .milliseconds(200), groupWriteDelay: Duration = .milliseconds(20),
+        saveWindow: Duration = .seconds(3)
+    ) throws {
         directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        configuration = FileSystemConfiguration(writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay)
+        configuration = FileSystemConfiguration(
+            writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay, saveWindow: saveWindow)
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(
             store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),

@@ -1,0 +1,225 @@
+@testable import FolioCore
+import Foundation
+import XCTest
+
+/// Editors' saves that move a document away from its name (or remove it) and write a new file there: the new
+/// file takes the document over (DESIGN.md §2 "Coordination"), and the provider sees one modification.
+final class EditorSaveTests: XCTestCase {
+    private let editor = CoreHarness.context(7)
+
+    /// An uploaded document `doc.txt` (provider version v1) tagged `red`.
+    private func taggedDocument(_ core: CoreHarness) async throws -> ItemID {
+        let template = try await core.uploadedDocument("doc.txt", "one")
+        try core.fileSystem.setExtendedAttribute(
+            try core.ino("doc.txt"), name: "user.xdg.tags", value: Array("red".utf8), mustCreate: false,
+            mustReplace: false)
+        return template.id
+    }
+
+    private func node(_ core: CoreHarness, _ path: String) throws -> Node {
+        try XCTUnwrap(core.fileSystem.node(try core.ino(path)), path)
+    }
+
+    /// The one piece of upload work there is: a modification of `itemID` from v1 with new content.
+    private func expectOneModification(
+        _ core: CoreHarness, of itemID: ItemID, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let work = core.fileSystem.nextUploadWork(limit: 10)
+        defer { work.forEach { $0.closeContents() } }
+        XCTAssertEqual(work.count, 1, "\(work.map(\.summary))", file: file, line: line)
+        guard case .modify(_, let modified, _, let base, let changes, let contents, _, _)? = work.first else {
+            return XCTFail("expected a modification: \(work.map(\.summary))", file: file, line: line)
+        }
+        XCTAssertEqual(modified, itemID, file: file, line: line)
+        XCTAssertEqual(base, "v1", file: file, line: line)
+        XCTAssertNotNil(contents, "the new content is sent", file: file, line: line)
+        XCTAssertEqual(changes.name, "doc.txt", file: file, line: line)
+    }
+
+    /// vim (`backupcopy=no`, or `auto` deciding to rename) and Emacs: rename `f` to `f~`, create `f`, write,
+    /// fsync, close; vim then removes `f~`.
+    func testRenameAwayThenCreateBySameProcessKeepsTheDocument() async throws {
+        let core = try CoreHarness()
+        let id = try await taggedDocument(core)
+        try core.fileSystem.addReference(to: try core.ino("doc.txt"), parent: 1, name: "granted.txt")
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: 1, newName: "doc.txt~", flags: [], context: editor)
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the rename waits for the save")
+        try await core.write("doc.txt", "two", process: editor.processID)
+
+        let saved = try node(core, "doc.txt")
+        XCTAssertEqual(saved.itemID, id, "the new file is the document")
+        XCTAssertEqual(saved.remoteVersion, "v1")
+        XCTAssertEqual(saved.xattrs["user.xdg.tags"], Array("red".utf8), "tags survive the save")
+        let backup = try node(core, "doc.txt~")
+        XCTAssertNotEqual(backup.itemID, id, "the backup is a new item")
+        XCTAssertNil(backup.remoteVersion)
+        let read = try await core.read("doc.txt")
+        XCTAssertEqual(read, "two")
+        XCTAssertEqual(try core.ino("granted.txt"), saved.ino, "the grant follows the document, not the backup")
+        // One modification of the document; the backup's create waits for the window.
+        expectOneModification(core, of: id)
+        try core.fileSystem.unlink(parent: 1, name: "doc.txt~", context: editor)
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "removing the backup sends nothing")
+
+        // Stored: a restart finds the document at its name with its identity.
+        try core.remount()
+        XCTAssertEqual(try node(core, "doc.txt").itemID, id)
+        XCTAssertEqual(try core.list(""), ["doc.txt", "granted.txt"])
+        XCTAssertEqual(try core.ino("granted.txt"), try core.ino("doc.txt"))
+    }
+
+    /// Unlink and create again (and vim's backup deleted before the new file is written).
+    func testRemoveThenCreateBySameProcessKeepsTheDocument() async throws {
+        let core = try CoreHarness()
+        let id = try await taggedDocument(core)
+        try core.fileSystem.addReference(
+            to: try core.ino("doc.txt"), parent: 1, name: "granted.txt")
+        try core.fileSystem.unlink(parent: 1, name: "doc.txt", context: editor)
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the delete waits for the save")
+        try await core.write("doc.txt", "two", process: editor.processID)
+
+        let saved = try node(core, "doc.txt")
+        XCTAssertEqual(saved.itemID, id)
+        XCTAssertEqual(saved.xattrs["user.xdg.tags"], Array("red".utf8))
+        XCTAssertEqual(try core.ino("granted.txt"), saved.ino, "the grant opens the document again")
+        expectOneModification(core, of: id)
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1, "no delete left")
+    }
+
+    /// Emacs's first save in a session where `f~` exists from an earlier one (and vim with `backup`): `f` is
+    /// renamed over the old backup, then written anew. Both keep their items; nothing is deleted or created.
+    func testRenameOverTheOldBackupThenCreateKeepsBothItems() async throws {
+        let core = try CoreHarness()
+        let id = try await taggedDocument(core)
+        let old = try await core.uploadedDocument("doc.txt~", "zero", version: "b1")
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: 1, newName: "doc.txt~", flags: [], context: editor)
+        try await core.write("doc.txt", "two", process: editor.processID)
+
+        XCTAssertEqual(try node(core, "doc.txt").itemID, id)
+        XCTAssertEqual(try node(core, "doc.txt").xattrs["user.xdg.tags"], Array("red".utf8))
+        XCTAssertEqual(try node(core, "doc.txt~").itemID, old.id, "the backup item keeps its id")
+        let work = core.fileSystem.nextUploadWork(limit: 10)
+        defer { work.forEach { $0.closeContents() } }
+        var modified: Set<ItemID> = []
+        for item in work {
+            guard case .modify(_, let itemID, _, _, _, let contents, _, _) = item, contents != nil else {
+                return XCTFail("only modifications with content: \(work.map(\.summary))")
+            }
+            modified.insert(itemID)
+        }
+        XCTAssertEqual(modified, [id, old.id])
+    }
+
+    /// `mv doc.txt doc.old && touch doc.txt` in a shell: two processes, a rename and a new document. The new
+    /// file's create waits until the rename may go (the remote still has the old document at that name).
+    func testAnotherProcessCreatingAtTheNameMakesANewDocument() async throws {
+        let core = try CoreHarness(saveWindow: .milliseconds(300))
+        let id = try await taggedDocument(core)
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: 1, newName: "doc.old", flags: [], context: editor)
+        try await core.write("doc.txt", "new", process: 8)
+        XCTAssertNotEqual(try node(core, "doc.txt").itemID, id)
+        XCTAssertEqual(try node(core, "doc.old").itemID, id)
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "both wait for the window")
+        var work: [UploadWork] = []
+        for _ in 0..<500 where work.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+            work = core.fileSystem.nextUploadWork(limit: 10)
+        }
+        defer { work.forEach { $0.closeContents() } }
+        XCTAssertEqual(work.count, 2, "\(work.map(\.summary))")
+        guard case .modify(_, let renamed, _, _, let changes, _, _, _)? = work.first else {
+            return XCTFail("the rename goes first: \(work.map(\.summary))")
+        }
+        XCTAssertEqual(renamed, id)
+        XCTAssertEqual(changes.name, "doc.old")
+        guard case .create(_, let template, _, _, _) = work[1] else { return XCTFail("then the create") }
+        XCTAssertEqual(template.name, "doc.txt")
+    }
+
+    /// A file renamed to the name (LibreOffice-style temp files, when the document was moved away first) takes
+    /// the document over as a created one does.
+    func testRenameAwayThenRenameTempToTheNameKeepsTheDocument() async throws {
+        let core = try CoreHarness()
+        let id = try await taggedDocument(core)
+        try await core.write("lu123.tmp", "two", process: editor.processID)
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: 1, newName: "doc.bak", flags: [], context: editor)
+        try core.fileSystem.rename(
+            parent: 1, name: "lu123.tmp", newParent: 1, newName: "doc.txt", flags: [], context: editor)
+        XCTAssertEqual(try node(core, "doc.txt").itemID, id)
+        XCTAssertEqual(try node(core, "doc.txt").xattrs["user.xdg.tags"], Array("red".utf8))
+        try core.fileSystem.unlink(parent: 1, name: "doc.bak", context: editor)
+        expectOneModification(core, of: id)
+    }
+
+    /// `rm -r` of a folder: a held delete keeps later deletes (the folder's) behind it, so a folder never goes
+    /// before its files.
+    func testDeletesAfterAHeldDeleteWaitBehindIt() async throws {
+        let core = try CoreHarness(saveWindow: .milliseconds(300))
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: editor)
+        let folder = try XCTUnwrap(core.fileSystem.nextUploadWork(limit: 10).first)
+        let folderItem = try XCTUnwrap(core.completeCreate(folder, version: "d1"))
+        _ = try await core.uploadedDocument("dir/doc.txt", "one")
+        try core.fileSystem.unlink(parent: try core.ino("dir"), name: "doc.txt", context: editor)
+        try core.fileSystem.removeDirectory(parent: 1, name: "dir")
+        XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the folder's delete waits too")
+        var work: [UploadWork] = []
+        for _ in 0..<500 where work.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+            work = core.fileSystem.nextUploadWork(limit: 10)
+        }
+        XCTAssertEqual(work.count, 2, "\(work.map(\.summary))")
+        guard case .delete(let first, _)? = work.first, case .delete(let second, _) = work[1] else {
+            return XCTFail("two deletes: \(work.map(\.summary))")
+        }
+        XCTAssertNotEqual(first.itemID, second.itemID)
+        XCTAssertEqual(second.itemID, folderItem.id, "the folder last")
+    }
+
+    // MARK: The tracker (a value)
+
+    private func departure(_ item: ItemID, process: Int32 = 7) -> SaveTracker.Departure {
+        .init(itemID: item, processID: process, deadline: 0, xattrs: [:], pinned: false, references: [])
+    }
+
+    func testTrackerTakesOverOnlyWithinTheWindowAndForTheSameProcess() {
+        var tracker = SaveTracker(window: .seconds(3))
+        let item = ItemID.generate()
+        let name = ExternalReference.Location(parent: 1, name: "f")
+        let second: UInt64 = 1_000_000_000
+        XCTAssertNil(tracker.recordDeparture(departure(item, process: 0), from: name, now: 0), "not a process")
+        XCTAssertEqual(tracker.recordDeparture(departure(item), from: name, now: second), 4 * second)
+        XCTAssertTrue(tracker.isHeld(item, now: 2 * second))
+        XCTAssertTrue(tracker.isDeparted(name, now: 2 * second))
+        XCTAssertNil(tracker.arrival(at: name, processID: 8, now: 2 * second), "another process")
+        XCTAssertNil(tracker.arrival(at: .init(parent: 1, name: "g"), processID: 7, now: 2 * second))
+        XCTAssertEqual(tracker.arrival(at: name, processID: 7, now: 2 * second)?.itemID, item)
+        tracker.tookOver(item)
+        XCTAssertFalse(tracker.isHeld(item, now: 2 * second))
+        XCTAssertTrue(tracker.isEmpty)
+
+        _ = tracker.recordDeparture(departure(item), from: name, now: 10 * second)
+        XCTAssertFalse(tracker.isHeld(item, now: 13 * second), "the window ended")
+        XCTAssertNil(tracker.arrival(at: name, processID: 7, now: 13 * second))
+        XCTAssertTrue(tracker.isEmpty)
+    }
+
+    func testTrackerRemembersABoundedNumberOfDepartures() {
+        var tracker = SaveTracker(window: .seconds(3), capacity: 2)
+        let items = (0..<3).map { _ in ItemID.generate() }
+        for (index, item) in items.enumerated() {
+            _ = tracker.recordDeparture(
+                departure(item), from: .init(parent: 1, name: "f\(index)"), now: UInt64(index + 1))
+        }
+        XCTAssertFalse(tracker.isHeld(items[0], now: 4), "the oldest departure was let go")
+        XCTAssertNil(tracker.arrival(at: .init(parent: 1, name: "f0"), processID: 7, now: 4))
+        XCTAssertTrue(tracker.isHeld(items[1], now: 4))
+        XCTAssertTrue(tracker.isHeld(items[2], now: 4))
+        let backup = ItemID.generate()
+        _ = tracker.holdBackup(backup, now: 5)
+        XCTAssertTrue(tracker.isHeld(backup, now: 6))
+    }
+}
