@@ -33,8 +33,10 @@ struct StatusCommand: ParsableCommand {
             if summary.providerOnline {
                 print("provider: online" + (summary.lastProviderError.map { " (last error: \($0))" } ?? ""))
             } else {
-                print("provider: OFFLINE" + (summary.lastProviderError.map { ": \($0)" } ?? "")
-                    + "; uploads wait until it is back")
+                let reason = summary.lastProviderError.map { error in
+                    ": " + (error.hasPrefix("provider offline: ") ? String(error.dropFirst(18)) : error)
+                }
+                print("provider: OFFLINE\(reason ?? ""); uploads wait until it is back")
             }
             print("uploads:  \(summary.pendingUploads) pending, \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
