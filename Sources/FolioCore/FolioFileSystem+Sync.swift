@@ -432,11 +432,17 @@ extension FolioFileSystem {
             }
             return
         }
-        if case .failure(let error) = result, error.isRetryable {
+        var uncertain = false
+        if case .failure(let error) = result {
+            // (Out of space may strike once the content is in place, when it is made durable.)
+            if case .noSpace = error { uncertain = true } else { uncertain = error.isRetryable }
+        }
+        if uncertain {
             state.uncertainUploads.insert(itemID)
         } else {
             state.uncertainUploads.remove(itemID)
         }
+        state.uploadWaits[ino] = nil
         switch result {
         case .success(let item):
             if let item {
@@ -469,9 +475,11 @@ extension FolioFileSystem {
                     generation: current, reason: UploadFailure.failedReason(error), retryable: !failure.needsUser)))
                     ?? node.state
             }
-            if !failure.needsUser { state.uploadWaits[ino] = "\(error) (\(failure.remedy))" }
+            // (A folder's create or a metadata-only change has no content state to fail: it keeps being retried,
+            // and `folio status` lists it as waiting, with what the user can do.)
+            state.uploadWaits[ino] = failure.needsUser
+                ? UploadFailure.failedReason(error) : "\(error) (\(failure.remedy))"
         }
-        if case .success = result { state.uploadWaits[ino] = nil }
         if case .failed = node.state { state.uploadWaits[ino] = nil }
         // Written with the next group write: lost in a crash, the upload is simply made again.
         saveDeferred(node, state: &state)
