@@ -7,8 +7,8 @@ struct Folio: ParsableCommand {
         commandName: "folio",
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
         subcommands: [
-            MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self, UnpinCommand.self,
-            EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self, DemoCommand.self,
-            ReplayHelperCommand.self,
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
+            UnpinCommand.self, EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self,
+            DemoCommand.self, ReplayHelperCommand.self,
         ])
 }
