@@ -105,6 +105,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notPermitted: return .notPermitted(context)
         case .invalidArgument: return .invalidArgument(context)
         case .noData: return .noAttribute(context)
+        case .readOnlyFileSystem: return .readOnly(context)
         default: return .io("\(context): \(errno)")
         }
     }

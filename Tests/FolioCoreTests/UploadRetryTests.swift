@@ -69,6 +69,8 @@ final class UploadRetryTests: XCTestCase {
         for error in needingTheUser {
             XCTAssertTrue(UploadFailure(error).needsUser, "\(error) needs the user")
         }
+        XCTAssertTrue(UploadFailure(.system(.readOnlyFileSystem, "remote")).needsUser, "a read-only remote")
+        XCTAssertFalse(UploadFailure(.system(.noSpace, "remote")).needsUser, "a full remote")
         XCTAssertTrue(UploadFailure(.noSpace("x")).remedy.contains("free some"))
         XCTAssertTrue(UploadFailure(.accessDenied("x")).remedy.contains("folio retry"))
         XCTAssertTrue(UploadFailure.failedReason(.nameTooLong("x")).contains("needs you: the remote refuses the name"))
