@@ -62,6 +62,9 @@ struct State: Sendable {
     var storeFailure: FolioError?
     /// Bumped by every upload that changed the provider: an enumeration taken before a bump is stale.
     var remoteEpoch: UInt64 = 0
+    /// Why the last upload of an item failed in a way that clears by itself, and what it waits for (for
+    /// `folio status`), until an upload of it succeeds.
+    var uploadWaits: [UInt64: String] = [:]
     /// Provider reachability as last seen by the services.
     var providerOnline = true
     var lastProviderError: String?

@@ -109,6 +109,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidArgument: return .invalidArgument(context)
         case .fileTooLarge: return .fileTooLarge(context)
         case .noData: return .noAttribute(context)
+        case .readOnlyFileSystem: return .readOnly(context)
         default: return .io("\(context): \(errno)")
         }
     }

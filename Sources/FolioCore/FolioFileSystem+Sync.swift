@@ -68,8 +68,12 @@ public struct FileSystemStatus: Sendable, Codable {
     public var providerOnline: Bool
     /// The last provider error, if any.
     public var lastProviderError: String?
-    /// Items whose upload failed for good (`path: reason`, at most 20), until they are changed again.
+    /// Items whose upload failed in a way that needs the user (`path: reason (needs you: what to do)`, at most
+    /// 20), until they are retried (`folio retry`, a mount) or changed again.
     public var failures: [String] = []
+    /// Items whose last upload failed in a way that clears by itself (`path: error (what it waits for)`, at most
+    /// 20): retried with a capped backoff.
+    public var waiting: [String] = []
 }
 
 extension FolioFileSystem {
@@ -273,9 +277,10 @@ extension FolioFileSystem {
             return true
         }
         let reason = if case .notFound = error {
-            "its committed content is missing from the content cache"
+            "its committed content is missing from the content cache (needs you: save the file again)"
         } else {
-            "its committed content cannot be read: \(error)"
+            "its committed content cannot be read: \(error) (needs you: save the file again, or run `folio retry "
+                + "PATH` once it can be read)"
         }
         logger.error("cannot upload \(node.name): \(reason)")
         var failed = node
@@ -441,11 +446,17 @@ extension FolioFileSystem {
             }
             return
         }
-        if case .failure(let error) = result, error.isRetryable {
+        var uncertain = false
+        if case .failure(let error) = result {
+            // (Out of space may strike once the content is in place, when it is made durable.)
+            if case .noSpace = error { uncertain = true } else { uncertain = error.isRetryable }
+        }
+        if uncertain {
             state.uncertainUploads.insert(itemID)
         } else {
             state.uncertainUploads.remove(itemID)
         }
+        state.uploadWaits[ino] = nil
         switch result {
         case .success(let item):
             if let item {
@@ -470,12 +481,20 @@ extension FolioFileSystem {
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
             node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
         case .failure(let error):
+            // A failure that can clear waits and is retried (with the uploader's backoff); only one that needs
+            // the user makes the item `failed`.
+            let failure = UploadFailure(error)
             if case .uploading(let current) = node.state {
-                node.state = (try? node.state.applying(
-                    .uploadFailed(generation: current, reason: error.description, retryable: error.isRetryable)))
+                node.state = (try? node.state.applying(.uploadFailed(
+                    generation: current, reason: UploadFailure.failedReason(error), retryable: !failure.needsUser)))
                     ?? node.state
             }
+            // (A folder's create or a metadata-only change has no content state to fail: it keeps being retried,
+            // and `folio status` lists it as waiting, with what the user can do.)
+            state.uploadWaits[ino] = failure.needsUser
+                ? UploadFailure.failedReason(error) : "\(error) (\(failure.remedy))"
         }
+        if case .failed = node.state { state.uploadWaits[ino] = nil }
         // Written with the next group write: lost in a crash, the upload is simply made again.
         saveDeferred(node, state: &state)
     }
@@ -746,11 +765,16 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], case .failed(let reason) = node.state else { continue }
                 failures.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
+            var waiting: [String] = []
+            for (ino, reason) in state.uploadWaits.sorted(by: { $0.key < $1.key }) where waiting.count < 20 {
+                guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
+                waiting.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
+            }
             return FileSystemStatus(
                 states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
-                failures: failures.sorted())
+                failures: failures.sorted(), waiting: waiting.sorted())
         }
     }
 

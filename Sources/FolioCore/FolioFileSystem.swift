@@ -29,6 +29,14 @@ public protocol ContentMaterializing: Sendable {
 public protocol UploadScheduling: Sendable {
     /// Called after a change that has to reach the provider.
     func uploadsPending()
+    /// Called when the user asks to retry (`folio retry`): pending work is tried at once, without waiting for
+    /// the backoff of earlier failures.
+    func retryNow()
+}
+
+extension UploadScheduling {
+    /// By default, the same as ``uploadsPending()``.
+    public func retryNow() { uploadsPending() }
 }
 
 /// Tunables of the filesystem core.

@@ -16,7 +16,8 @@ public enum ItemState: Hashable, Sendable, Codable {
     case uploading(generation: UInt64)
     /// The provider changed the item while a local version was pending; the local version is kept.
     case conflicted
-    /// Uploading failed for good; the local version is kept.
+    /// Uploading failed for a reason that needs the user (``UploadFailure``); the local version is kept, and
+    /// the upload is retried at mount, by `folio retry` and by the next commit.
     case failed(reason: String)
 
     /// The name `user.folio.state` shows.
@@ -62,7 +63,7 @@ public enum ItemState: Hashable, Sendable, Codable {
         case uploadStarted(generation: UInt64)
         /// The provider stored generation `generation`.
         case uploadFinished(generation: UInt64)
-        /// The upload failed; a retryable failure goes back to `dirty`.
+        /// The upload failed; a failure that can clear (`retryable`) goes back to `dirty`.
         case uploadFailed(generation: UInt64, reason: String, retryable: Bool)
         /// The provider refused the upload because the remote version changed.
         case conflictDetected

@@ -2,7 +2,8 @@ import FolioCore
 
 /// A request on the control socket (one JSON line).
 public struct ControlRequest: Codable, Sendable {
-    /// `status`, `attach` (mount one more view of this daemon's state) or `grant`.
+    /// `status`, `retry` (failed uploads, all or under `path`), `attach` (mount one more view of this daemon's
+    /// state), `grant`, or a content command (`pin`, `evict`, …).
     public var command: String
     /// Path relative to the mount root, for commands about one item.
     public var path: String?
@@ -42,8 +43,10 @@ public struct ItemStatus: Codable, Sendable {
     public var pinned: Bool
     /// Changes waiting for upload.
     public var pendingUpload: Bool
-    /// Why the item's upload failed, while it is `failed`.
+    /// Why the item's upload failed, while it is `failed` (a failure that needs the user, and what to do).
     public var error: String?
+    /// Why the item's last upload failed and what it waits for, while it waits to be retried by itself.
+    public var waiting: String?
 }
 
 /// The answer to a control request (one JSON line).

@@ -69,7 +69,7 @@ public final class Daemon: @unchecked Sendable {
     private struct Services {
         var fileSystem: FolioFileSystem
         var mount: FUSEMount
-        var uploader: Uploader
+        var uploader: Uploader<ContinuousClock>
         var keeper: ContentKeeper
         var provider: LocalProvider
         var poller: Task<Void, Never>
@@ -99,15 +99,6 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func start(lock: StateLock) throws(FolioError) -> Services {
-        let provider: LocalProvider
-        do {
-            if !LocalProvider.isRemote(at: configuration.remote) {
-                try LocalProvider.initialize(at: configuration.remote)
-            }
-            provider = try LocalProvider(root: configuration.remote, simulation: configuration.simulation)
-        } catch {
-            throw error as? FolioError ?? .io("cannot open remote \(configuration.remote): \(error)")
-        }
         let store = try SQLiteMetadataStore(path: configuration.stateDirectory.appending("metadata.sqlite").string)
         let cache = try ContentCache(directory: configuration.stateDirectory.appending("content"))
         let fileSystem = try FolioFileSystem(
@@ -116,6 +107,8 @@ public final class Daemon: @unchecked Sendable {
                 writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
                 groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow),
             logger: logger)
+        let provider = try openRemote(recorded: fileSystem.recordedRemoteID)
+        try fileSystem.recordRemoteID(provider.remoteID)
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
             push: configuration.push)
@@ -156,6 +149,9 @@ public final class Daemon: @unchecked Sendable {
             mount.unmount()
             throw error
         }
+        // What failed for a reason that needed the user is tried again at every mount (DESIGN.md §2 "Upload").
+        let retried = fileSystem.retryFailedUploads()
+        if retried > 0 { logger.notice("retrying \(retried) uploads that failed before") }
         uploader.start()
         keeper.start()
         let pollTask = Task { await poller.run() }
@@ -163,6 +159,29 @@ public final class Daemon: @unchecked Sendable {
             fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, provider: provider,
             poller: pollTask,
             control: control, lock: lock)
+    }
+
+    /// Opens the remote, making the folder one if it is new. A state synced with a remote (`recorded`, its
+    /// identity) is never pointed at another folder: a folder that is not that remote (an unmounted share leaves
+    /// an empty one behind) is refused with the reason, and nothing is changed, neither there nor here.
+    private func openRemote(recorded: String?) throws(FolioError) -> LocalProvider {
+        let remote = configuration.remote
+        if let recorded, LocalProvider.remoteID(at: remote) != recorded {
+            let found = LocalProvider.remoteID(at: remote).map { "another remote (id \($0))" }
+                ?? (LocalProvider.isRemote(at: remote) ? "a remote from before identities" : "no Folio remote")
+            throw .offline(
+                "\(remote) is not the remote this state was synced with (id \(recorded)): it holds \(found). "
+                    + "Is a share not mounted, or was the folder replaced? Nothing was changed; mount the remote "
+                    + "back and try again")
+        }
+        do {
+            if !LocalProvider.isRemote(at: remote) {
+                try LocalProvider.initialize(at: remote)
+            }
+            return try LocalProvider(root: remote, simulation: configuration.simulation)
+        } catch {
+            throw error as? FolioError ?? .io("cannot open remote \(remote): \(error)")
+        }
     }
 
     /// The command that starts the replay helper of a mount: this very executable (`/proc/self/exe` names it
@@ -223,6 +242,17 @@ public final class Daemon: @unchecked Sendable {
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }
+        case "retry":
+            do {
+                let ino = try request.path.map { try fileSystem.resolve(path: $0, in: view) }
+                let count = fileSystem.retryFailedUploads(under: ino)
+                let shown = request.path.map { $0.isEmpty ? "/" : $0 } ?? "the mount"
+                response.message = count == 0
+                    ? "nothing failed in \(shown); waiting uploads are retried now"
+                    : "retrying \(count) failed uploads in \(shown)"
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
         case "status":
             response.summary = fileSystem.status()
             if let path = request.path, !path.isEmpty {
@@ -236,6 +266,7 @@ public final class Daemon: @unchecked Sendable {
                         kind: node.kind.rawValue, state: node.state.name, size: node.size, progress: progress,
                         version: node.remoteVersion, pinned: node.pinned, pendingUpload: node.hasPendingUpload)
                     if case .failed(let reason) = node.state { response.item?.error = reason }
+                    response.item?.waiting = fileSystem.uploadWait(of: ino)
                 } catch {
                     return ControlResponse(ok: false, error: "\(error)")
                 }

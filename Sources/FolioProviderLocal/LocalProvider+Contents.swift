@@ -11,7 +11,17 @@ extension LocalProvider {
         of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem {
-        let simulation = try await gate.admit("fetch \(id)")
+        try await recognizing("fetch \(id)") {
+            try await fetch(id, in: container, version: version, to: destination, progress: progress)
+        }
+    }
+
+    /// ``fetchContents(of:in:version:to:progress:)`` once the remote folder is recognized.
+    private func fetch(
+        _ id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        let simulation = try await admit("fetch \(id)")
         let (source, item, status) = try tree.withLock { tree in
             guard let located = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")

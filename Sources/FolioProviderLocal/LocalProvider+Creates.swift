@@ -4,7 +4,8 @@ import SystemPackage
 extension LocalProvider {
     /// Creates an item; a retry with the same id returns the existing item instead of creating another.
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
-        try await create([ItemCreation(template, contents: contents)], what: "create \(template.name)")[0].get()
+        let what = "create \(template.name)"
+        return try recognizing(await create([ItemCreation(template, contents: contents)], what: what), what)[0].get()
     }
 
     /// Creates many items in one go: their contents are staged one after another and made durable by one shared
@@ -13,13 +14,14 @@ extension LocalProvider {
     /// simulation (one each: a failure there fails the whole call, as a lost request would).
     public func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
         guard !creations.isEmpty else { return [] }
-        return await create(creations, what: "create \(creations.count) items")
+        let what = "create \(creations.count) items"
+        return recognizing(await create(creations, what: what), what)
     }
 
     private func create(_ creations: [ItemCreation], what: String) async -> [Result<RemoteItem, FolioError>] {
         let simulation: NetworkSimulation
         do {
-            simulation = try await gate.admit(what, writes: true)
+            simulation = try await admit(what, writes: true)
         } catch {
             return creations.map { _ in .failure(FolioError(error)) }
         }

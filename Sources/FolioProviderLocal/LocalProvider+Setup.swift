@@ -23,9 +23,10 @@ extension LocalProvider {
         }
         try SystemCalls.makeDirectories(layout.staging)
         try checkExtendedAttributes(in: layout.stateDirectory)
-        if manifest?.entry(for: .drive) == nil {
+        if manifest?.entry(for: .drive) == nil || manifest?.remoteID == nil {
             var updated = manifest ?? RemoteManifest()
             updated.upsert(.drive)
+            updated.remoteID = updated.remoteID ?? UUID().uuidString
             try updated.save(to: layout.manifest)
             manifest = updated
         }
@@ -35,6 +36,29 @@ extension LocalProvider {
     /// Whether `root` is a local remote (has a manifest).
     public static func isRemote(at root: FilePath) -> Bool {
         ((try? RemoteManifest.load(from: RemoteLayout(root: root).manifest)) ?? nil) != nil
+    }
+
+    /// The identity of the remote at `root` (from its manifest), or `nil` if it is not a remote or is one from
+    /// before identities.
+    public static func remoteID(at root: FilePath) -> String? {
+        ((try? RemoteManifest.load(from: RemoteLayout(root: root).manifest)) ?? nil)?.remoteID
+    }
+
+    /// The identity of the remote, recorded in its manifest: made now for a remote from before identities.
+    static func establishIdentity(of layout: RemoteLayout) throws -> String {
+        guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
+            throw FolioError.invalidArgument(
+                "\(layout.root) is not a Folio remote (no .folio-remote.json): make it one with "
+                    + "LocalProvider.initialize(at:)")
+        }
+        if let remoteID = manifest.remoteID { return remoteID }
+        manifest.remoteID = UUID().uuidString
+        try manifest.save(to: layout.manifest)
+        // Another provider may have done the same at the same moment: the one saved last is the identity.
+        guard let remoteID = try RemoteManifest.load(from: layout.manifest)?.remoteID else {
+            throw FolioError.io("cannot record the identity of the remote \(layout.root)")
+        }
+        return remoteID
     }
 
     /// Adds a container to the remote at `root` (or updates its display name and visibility): records it in

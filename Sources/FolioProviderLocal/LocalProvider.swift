@@ -29,12 +29,16 @@ import SystemPackage
 public final class LocalProvider: Provider {
     /// The remote directory.
     public let root: FilePath
+    /// The identity of the remote (in its manifest): a folder without it, or with another, is not this remote.
+    public var remoteID: String { identity.remoteID }
     /// Where things live.
     let layout: RemoteLayout
     /// The tree and its indexes, behind the lock shared by the providers of this process on this remote.
     let tree: SharedRemoteTree
     /// The network simulation.
     let gate: SimulationGate
+    /// Recognizes the remote folder: missing or replaced, the provider is offline.
+    let identity: RemoteIdentity
     /// Makes uploads durable together (one `syncfs` for all uploads in flight).
     let diskFlush: DiskFlushGroup
     /// Makes the files uploads are copied into.
@@ -52,11 +56,7 @@ public final class LocalProvider: Provider {
     /// a filesystem without unnamed files (tests of that path).
     init(root: FilePath, simulation: NetworkSimulation, unnamedStagedFiles: Bool) throws {
         let layout = RemoteLayout(root: root)
-        guard try RemoteManifest.load(from: layout.manifest) != nil else {
-            throw FolioError.invalidArgument(
-                "\(root) is not a Folio remote (no .folio-remote.json): make it one with LocalProvider.initialize(at:)"
-            )
-        }
+        identity = RemoteIdentity(layout: layout, remoteID: try Self.establishIdentity(of: layout))
         try SystemCalls.makeDirectories(layout.staging)
         self.root = root
         self.layout = layout
@@ -83,23 +83,29 @@ public final class LocalProvider: Provider {
 
     /// Lists the containers: one per top-level directory, described by the manifest.
     public func listContainers() async throws -> [Container] {
-        _ = try await gate.admit("list containers")
+        _ = try await admit("list containers")
         return try Self.containers(of: layout)
     }
 
     /// Every item of a container, recursively (metadata only). Objects without ids get them now.
     public func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
-        _ = try await gate.admit("enumerate \(container)")
-        let items = try tree.withLock { try $0.scan(container) }
-        return (items, Self.makeAnchor())
+        return try await recognizing("enumerate \(container)") {
+            _ = try await admit("enumerate \(container)")
+            let items = try tree.withLock { try $0.scan(container) }
+            try identity.check("enumerate \(container)")  // still this remote when the walk ended
+            return (items, Self.makeAnchor())
+        }
     }
 
     /// The changes since `anchor`: for now always the container's whole content (`isFullEnumeration`), which
     /// lets the caller find deletions by difference.
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
-        _ = try await gate.admit("changes in \(container)")
-        let items = try tree.withLock { try $0.scan(container) }
-        return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
+        return try await recognizing("changes in \(container)") {
+            _ = try await admit("changes in \(container)")
+            let items = try tree.withLock { try $0.scan(container) }
+            try identity.check("changes in \(container)")  // still this remote when the walk ended
+            return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
+        }
     }
 
     /// Changes an item's content and/or metadata. Content is replaced only if the remote is still at
@@ -108,7 +114,17 @@ public final class LocalProvider: Provider {
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?
     ) async throws -> RemoteItem {
-        let simulation = try await gate.admit("modify \(id)", writes: true)
+        try await recognizing("modify \(id)") {
+            try await modify(id, in: container, baseVersion: baseVersion, changes: changes, contents: contents)
+        }
+    }
+
+    /// ``modifyItem(_:in:baseVersion:changes:contents:)`` once the remote folder is recognized.
+    private func modify(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        let simulation = try await admit("modify \(id)", writes: true)
         if let name = changes.name { try ItemName.validate(name) }
         // New content is flushed with the other uploads in progress, unless it is big.
         let flushesTogether = contents != nil && Self.isSmall(contents)
@@ -166,8 +182,10 @@ public final class LocalProvider: Provider {
     public func deleteItem(
         _ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?
     ) async throws {
-        _ = try await gate.admit("delete \(id)")
-        try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag) }
+        try await recognizing("delete \(id)") {
+            _ = try await admit("delete \(id)")
+            try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag) }
+        }
         try gate.reply("delete \(id)")
     }
 

@@ -3,10 +3,10 @@ import Foundation
 import SystemPackage
 
 /// The manifest of a local remote, `DIR/.folio-remote.json`:
-/// `{"containers":[{"id":"com.example.notes","displayName":"Notes","public":true}]}`.
+/// `{"remoteId":"…","containers":[{"id":"com.example.notes","displayName":"Notes","public":true}]}`.
 ///
-/// It holds what a directory cannot: display names and visibility. A top-level directory without an entry is a
-/// public container whose display name is its id.
+/// It holds what a directory cannot: the remote's identity, display names and visibility. A top-level directory
+/// without an entry is a public container whose display name is its id.
 struct RemoteManifest: Codable, Hashable, Sendable {
     /// One container's entry.
     struct Entry: Codable, Hashable, Sendable {
@@ -34,8 +34,16 @@ struct RemoteManifest: Codable, Hashable, Sendable {
         var container: Container { Container(id: ContainerID(id), displayName: displayName, isPublic: isPublic) }
     }
 
+    /// The identity of the remote, made when it was made (or when a provider first opened a remote from before
+    /// identities): a folder without it, or with another, is not this remote (``RemoteIdentity``).
+    var remoteID: String?
     /// The entries, in the order they were added.
     var containers: [Entry] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case remoteID = "remoteId"
+        case containers
+    }
 
     /// Reads the manifest at `path`, or `nil` if there is none.
     static func load(from path: FilePath) throws -> RemoteManifest? {

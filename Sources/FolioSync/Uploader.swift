@@ -8,20 +8,28 @@ import Synchronization
 /// Uploads start once local changes pause for ``quietPeriod`` (or at the latest ``maximumDelay`` after the first
 /// change nobody has picked up yet): a burst of changes (`tar x`, a build, an editor's save sequence) is not
 /// slowed by uploads competing with it, and an item changed several times in a row is sent once.
-public final class Uploader: UploadScheduling {
+///
+/// A failure that can clear (offline, no space, …) is retried forever, at most ``maximumBackoff`` apart
+/// (``UploadBackoff``); the core makes `failed` only what needs the user (``UploadFailure``). Time is read from
+/// `clock` (tests inject a manual one).
+public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Duration {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
     private let logger: Logger
     private let concurrency: Int
     /// The most small creates sent in one provider call (``Provider/createItems(_:)``).
     private let createsPerCall: Int
+    /// Where time comes from.
+    private let clock: C
     private struct WakeState {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
         /// When the core last reported a change.
-        var lastChange: ContinuousClock.Instant?
+        var lastChange: C.Instant?
         /// When the oldest change not yet looked at was reported.
-        var firstUnseenChange: ContinuousClock.Instant?
+        var firstUnseenChange: C.Instant?
+        /// The user asked to retry now (``retryNow()``).
+        var retryRequested = false
     }
 
     private let wake = Mutex(WakeState())
@@ -37,16 +45,17 @@ public final class Uploader: UploadScheduling {
 
     /// Files at least this big are created one per call (their transfer dominates; one failing does not make
     /// others wait for their retry).
-    public static let smallCreateLimit: Int64 = 1 << 20
+    public static var smallCreateLimit: Int64 { 1 << 20 }
 
-    /// Creates an uploader (call ``start()``): at most `concurrency` provider calls at a time, small creates
-    /// `createsPerCall` to a call.
+    /// Creates an uploader (call ``start()``) that reads time from `clock`: at most `concurrency` provider calls
+    /// at a time, small creates `createsPerCall` to a call.
     public init(
-        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 16,
+        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, clock: C, concurrency: Int = 16,
         createsPerCall: Int = 32,
         minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10),
         quietPeriod: Duration = .milliseconds(300), maximumDelay: Duration = .seconds(3)
     ) {
+        self.clock = clock
         self.quietPeriod = quietPeriod
         self.maximumDelay = maximumDelay
         self.fileSystem = fileSystem
@@ -74,7 +83,7 @@ public final class Uploader: UploadScheduling {
     }
 
     public func uploadsPending() {
-        let now = ContinuousClock.now
+        let now = clock.now
         let waiter = wake.withLock { state -> CheckedContinuation<Void, Never>? in
             state.pending = true
             state.lastChange = now
@@ -99,20 +108,35 @@ public final class Uploader: UploadScheduling {
         }
     }
 
+    /// Retries pending work at once: the backoff of earlier failures starts over (`folio retry`).
+    public func retryNow() {
+        wake.withLock { $0.retryRequested = true }
+        uploadsPending()
+    }
+
+    /// Whether ``retryNow()`` was called since the last look.
+    private func takeRetryRequest() -> Bool {
+        wake.withLock { state in
+            defer { state.retryRequested = false }
+            return state.retryRequested
+        }
+    }
+
     /// Waits until local changes pause for ``quietPeriod``, or ``maximumDelay`` after the first unseen change.
     private func waitForQuiet() async {
         while !Task.isCancelled {
-            let deadline = wake.withLock { state -> ContinuousClock.Instant? in
+            let now = clock.now
+            let deadline = wake.withLock { state -> C.Instant? in
                 guard let last = state.lastChange, let first = state.firstUnseenChange else { return nil }
-                let deadline = min(last + quietPeriod, first + maximumDelay)
-                if deadline <= .now {
+                let deadline = min(last.advanced(by: quietPeriod), first.advanced(by: maximumDelay))
+                if deadline <= now {
                     state.firstUnseenChange = nil
                     return nil
                 }
                 return deadline
             }
             guard let deadline else { return }
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            try? await clock.sleep(until: deadline, tolerance: nil)
         }
     }
 
@@ -128,21 +152,22 @@ public final class Uploader: UploadScheduling {
 
     /// Keeps up to ``concurrency`` provider calls running: as soon as one ends, or new work is reported, the
     /// next starts (a slow upload does not hold back the others). After a failure no new call starts until the
-    /// backoff has passed (calls in flight go on); the backoff grows with every failure and starts over once
-    /// the queue is empty.
+    /// backoff has passed (calls in flight go on); the backoff grows with every failure (``UploadBackoff``) and
+    /// starts over once the queue is empty or the user asks for a retry.
     private func run() async {
         await withTaskGroup(of: Event.self) { group in
             var running = 0
-            var backoff = Duration.zero
+            var backoff = UploadBackoff(minimum: minimumBackoff, maximum: maximumBackoff)
             var listening = false
-            var retryAt: ContinuousClock.Instant?
+            var retryAt: C.Instant?
             var sleeping = false
+            let clock = self.clock
             while !Task.isCancelled {
-                if let due = retryAt, due > .now {
+                if let due = retryAt, due > clock.now {
                     if !sleeping {
                         sleeping = true
                         group.addTask {
-                            try? await Task.sleep(until: due, clock: .continuous)
+                            try? await clock.sleep(until: due, tolerance: nil)
                             return .retryDue
                         }
                     }
@@ -161,11 +186,10 @@ public final class Uploader: UploadScheduling {
                     if fileSystem.takeDeferredUploads() {
                         // Work whose content could not be opened now: tried again after a backoff (whose wait
                         // starts at the top of the loop).
-                        backoff = backoff == .zero ? minimumBackoff : min(backoff * 2, maximumBackoff)
-                        retryAt = .now + max(backoff, .milliseconds(1))  // never a busy loop, even without backoff
+                        retryAt = clock.now.advanced(by: backoff.failed())
                         continue
                     } else if calls.isEmpty && running == 0 {
-                        backoff = .zero
+                        backoff.reset()
                     }
                 }
                 if !listening {
@@ -176,14 +200,16 @@ public final class Uploader: UploadScheduling {
                     }
                 }
                 switch await group.next() {
-                case .workReported: listening = false
+                case .workReported:
+                    listening = false
+                    if takeRetryRequest() {
+                        backoff.reset()
+                        retryAt = nil
+                    }
                 case .retryDue: sleeping = false
                 case .finished(let succeeded):
                     running -= 1
-                    if !succeeded {
-                        backoff = backoff == .zero ? minimumBackoff : min(backoff * 2, maximumBackoff)
-                        retryAt = .now + backoff
-                    }
+                    if !succeeded { retryAt = clock.now.advanced(by: backoff.failed()) }
                 case nil: break
                 }
             }
@@ -248,5 +274,21 @@ public final class Uploader: UploadScheduling {
         fileSystem.finishUpload(work, result: result)
         if case .failure = result { return false }
         return true
+    }
+}
+
+extension Uploader where C == ContinuousClock {
+    /// Creates an uploader (call ``start()``) on the continuous clock: at most `concurrency` provider calls at a
+    /// time, small creates `createsPerCall` to a call.
+    public convenience init(
+        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, concurrency: Int = 16,
+        createsPerCall: Int = 32,
+        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(10),
+        quietPeriod: Duration = .milliseconds(300), maximumDelay: Duration = .seconds(3)
+    ) {
+        self.init(
+            fileSystem: fileSystem, provider: provider, logger: logger, clock: ContinuousClock(),
+            concurrency: concurrency, createsPerCall: createsPerCall, minimumBackoff: minimumBackoff,
+            maximumBackoff: maximumBackoff, quietPeriod: quietPeriod, maximumDelay: maximumDelay)
     }
 }

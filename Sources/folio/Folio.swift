@@ -11,8 +11,8 @@ struct Folio: ParsableCommand {
         abstract: "Folio: a document filesystem — containers, placeholders, coordinated commits, uploads.",
         version: version,
         subcommands: [
-            MountCommand.self, UnmountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self,
-            EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self, DemoCommand.self,
-            ReplayHelperCommand.self,
+            MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
+            UnpinCommand.self, EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self,
+            DemoCommand.self, ReplayHelperCommand.self,
         ])
 }

@@ -30,11 +30,19 @@ struct StatusCommand: ParsableCommand {
         print("remote:   \(response.remote ?? "?")")
         print("daemon:   pid \(response.pid.map(String.init) ?? "?")")
         if let summary = response.summary {
-            print("provider: \(summary.providerOnline ? "online" : "OFFLINE")"
-                + (summary.lastProviderError.map { " (last error: \($0))" } ?? ""))
+            if summary.providerOnline {
+                print("provider: online" + (summary.lastProviderError.map { " (last error: \($0))" } ?? ""))
+            } else {
+                let reason = summary.lastProviderError.map { error in
+                    ": " + (error.hasPrefix("provider offline: ") ? String(error.dropFirst(18)) : error)
+                }
+                print("provider: OFFLINE\(reason ?? ""); uploads wait until it is back")
+            }
             print("uploads:  \(summary.pendingUploads) pending, \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             print("items:    \(states.joined(separator: ", "))")
+            // Retried by themselves, then those that need the user.
+            for waiting in summary.waiting { print("WAITING:  \(waiting)") }
             for failure in summary.failures { print("FAILED:   \(failure)") }
         }
         if let item = response.item {
@@ -42,6 +50,7 @@ struct StatusCommand: ParsableCommand {
             print("item:     \(item.path.isEmpty ? "/" : item.path) (\(item.kind), \(item.size) bytes)")
             print("state:    \(item.state)\(item.pendingUpload ? ", upload pending" : "")")
             if let error = item.error { print("error:    \(error)") }
+            if let waiting = item.waiting { print("waiting:  \(waiting)") }
             print("progress: \(item.progress)")
             print("id:       \(item.id) in \(item.container), version \(item.version ?? "none")")
             print("pinned:   \(item.pinned ? "yes" : "no")")

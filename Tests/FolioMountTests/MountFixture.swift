@@ -12,6 +12,8 @@ final class MountFixture {
     let mountpoint: String
     let runtime: String
     var extraArguments: [String]
+    /// A command the daemon is started through (`setpriv …`), or empty.
+    var launcher: [String]
     private(set) var daemon: Process?
     private var logHandle: FileHandle?
 
@@ -26,13 +28,14 @@ final class MountFixture {
         return directory.appendingPathComponent("folio").path
     }
 
-    init(extraArguments: [String] = [], remote: String? = nil) throws {
+    init(extraArguments: [String] = [], remote: String? = nil, launcher: [String] = []) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("folio-test-\(UUID().uuidString.prefix(8))").path
         self.remote = remote ?? root + "/remote"
         state = root + "/state"
         mountpoint = root + "/mnt"
         runtime = root + "/run"
         self.extraArguments = extraArguments
+        self.launcher = launcher
         for directory in [self.remote, state, mountpoint, runtime] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
@@ -46,8 +49,9 @@ final class MountFixture {
     /// Starts the daemon and waits (bounded) until the mount answers.
     func start(file: StaticString = #filePath, line: UInt = #line) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["mount", "--foreground", "--remote", remote, "--state", state, "--log-level", "debug"]
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Self.executable)
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.executable])
+            + ["mount", "--foreground", "--remote", remote, "--state", state, "--log-level", "debug"]
             + extraArguments + [mountpoint]
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
@@ -176,10 +180,13 @@ class MountTestCase: XCTestCase {
     /// Arguments added to `folio mount` for every test of the class.
     var mountArguments: [String] { [] }
 
+    /// A command the daemon of every test of the class is started through (`setpriv …`), or empty.
+    var daemonLauncher: [String] { [] }
+
     override func setUpWithError() throws {
         try super.setUpWithError()
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/dev/fuse"), "needs /dev/fuse")
-        fixture = try MountFixture(extraArguments: mountArguments)
+        fixture = try MountFixture(extraArguments: mountArguments, launcher: daemonLauncher)
         addTeardownBlock { [fixture] in fixture?.tearDown() }
         // Teardown blocks run last-in first-out, before tearDown(): show the log of a failed test while it exists.
         addTeardownBlock { [weak self, fixture] in

@@ -1,0 +1,31 @@
+extension FolioFileSystem {
+    /// Makes items whose upload `failed` (for a reason that needed the user) wait for upload again, and wakes
+    /// the uploader at once: every such item, or those at or under `ino`. Called at mount and by `folio retry`
+    /// (DESIGN.md §2 "Upload"). Returns how many items were `failed`.
+    @discardableResult
+    public func retryFailedUploads(under ino: UInt64? = nil) -> Int {
+        let count = state.withLock { state in
+            var count = 0
+            for failed in state.nodes.failed.sorted() {
+                if let ino, !state.isAncestor(ino, of: failed) { continue }
+                guard var node = state.nodes[failed], case .failed(let reason) = node.state else { continue }
+                logger.info("retrying the upload of \(node.name) (it failed: \(reason))")
+                node.state = .dirty(generation: node.generation)
+                saveDeferred(node, state: &state)
+                count += 1
+            }
+            return count
+        }
+        hooks.withLock { $0.uploader }?.retryNow()
+        return count
+    }
+
+    /// Why the last upload of `ino` failed in a way that clears by itself and what it waits for, while it waits
+    /// to be retried (`nil` otherwise).
+    public func uploadWait(of ino: UInt64) -> String? {
+        state.withLock { state in
+            guard let node = state.nodes[ino], node.hasPendingUpload else { return nil }
+            return state.uploadWaits[ino]
+        }
+    }
+}

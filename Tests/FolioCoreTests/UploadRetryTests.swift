@@ -1,0 +1,167 @@
+import FolioCore
+import FolioSync
+import FolioTesting
+import Foundation
+import Logging
+import Synchronization
+import SystemPackage
+import XCTest
+
+/// A provider whose creates fail with ``failure`` while it is set; counts the attempts.
+private final class RefusingProvider: Provider {
+    let failure = Mutex<FolioError?>(nil)
+    let attempts = Atomic(0)
+    let created = Mutex<[String]>([])
+
+    func listContainers() async throws -> [Container] { [.drive] }
+
+    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
+        ([], SyncAnchor("0"))
+    }
+
+    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
+        RemoteChanges(updated: [], deleted: [], anchor: anchor, isFullEnumeration: true)
+    }
+
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        throw FolioError.notFound("\(id)")
+    }
+
+    func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        attempts.add(1, ordering: .sequentiallyConsistent)
+        if let failure = failure.withLock({ $0 }) { throw failure }
+        created.withLock { $0.append(template.name) }
+        return RemoteItem(
+            id: template.id, container: template.container, parentID: template.parentID, name: template.name,
+            kind: template.kind, size: 0, modificationTime: template.modificationTime, mode: template.mode,
+            version: "v1")
+    }
+
+    func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        throw FolioError.notFound("\(id)")
+    }
+
+    func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {}
+}
+
+/// DESIGN.md §2 "Upload": a failure that can clear is retried forever with a capped backoff, never made
+/// permanent; `failed` is only for what needs the user, and is retried on request.
+final class UploadRetryTests: XCTestCase {
+    func testProviderErrorsAreClassifiedAsClearingByThemselvesOrNeedingTheUser() {
+        let clearing: [FolioError] = [
+            .offline("the remote folder is missing"), .noSpace("remote full"), .busy("locked"),
+            .providerFailure("503", retryable: true), .notFound("container com.folio.drive"), .io("EIO"),
+            .interrupted("cancelled"),
+        ]
+        for error in clearing {
+            XCTAssertFalse(UploadFailure(error).needsUser, "\(error) clears by itself")
+        }
+        let needingTheUser: [FolioError] = [
+            .accessDenied("remote folder"), .notPermitted("remote folder"), .nameTooLong("a name"),
+            .invalidArgument("a name with a colon"), .readOnly("remote"), .providerFailure("403", retryable: false),
+        ]
+        for error in needingTheUser {
+            XCTAssertTrue(UploadFailure(error).needsUser, "\(error) needs the user")
+        }
+        XCTAssertTrue(UploadFailure(.system(.readOnlyFileSystem, "remote")).needsUser, "a read-only remote")
+        XCTAssertFalse(UploadFailure(.system(.noSpace, "remote")).needsUser, "a full remote")
+        XCTAssertTrue(UploadFailure(.noSpace("x")).remedy.contains("free some"))
+        XCTAssertTrue(UploadFailure(.accessDenied("x")).remedy.contains("folio retry"))
+        XCTAssertTrue(UploadFailure.failedReason(.nameTooLong("x")).contains("needs you: the remote refuses the name"))
+    }
+
+    func testTheBackoffDoublesUpToItsCapAndStartsOver() {
+        var backoff = UploadBackoff(minimum: .milliseconds(100), maximum: .seconds(1))
+        let waits = (0..<7).map { _ in backoff.failed() }
+        XCTAssertEqual(waits, [100, 200, 400, 800, 1000, 1000, 1000].map { Duration.milliseconds($0) })
+        backoff.reset()
+        XCTAssertEqual(backoff.failed(), .milliseconds(100))
+
+        var none = UploadBackoff(minimum: .zero, maximum: .zero)
+        XCTAssertEqual(none.failed(), UploadBackoff.floor, "never a busy loop")
+    }
+
+    /// The remote out of space: the upload waits (dirty, shown as waiting), retried at waits that double up to the
+    /// cap and then stay there, as long as it takes; it lands once there is room, never `failed`.
+    func testAFailureThatClearsIsRetriedForeverWithACappedBackoff() async throws {
+        let harness = try CoreHarness()
+        let provider = RefusingProvider()
+        provider.failure.withLock { $0 = .noSpace("the remote's disk is full") }
+        let clock = ManualClock()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), clock: clock,
+            minimumBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        try await harness.write("doc.txt", "content")
+        uploader.start()
+        defer { uploader.stop() }
+        let ino = try harness.ino("doc.txt")
+
+        for (attempt, wait) in [100, 200, 400, 400, 400, 400].enumerated() {
+            try await waitUntil { provider.attempts.load(ordering: .sequentiallyConsistent) == attempt + 1 }
+            try await waitUntil { !clock.sleepingUntil.isEmpty }
+            let deadline = try XCTUnwrap(clock.sleepingUntil.first)
+            XCTAssertEqual(clock.now.duration(to: deadline), .milliseconds(wait), "wait before try \(attempt + 2)")
+            XCTAssertEqual(provider.attempts.load(ordering: .sequentiallyConsistent), attempt + 1, "no retry before")
+            XCTAssertEqual(harness.fileSystem.node(ino)?.state.name, "dirty", "waits, never failed")
+            let waiting = harness.fileSystem.status().waiting
+            XCTAssertEqual(waiting.count, 1)
+            XCTAssertTrue(waiting.first?.hasPrefix("doc.txt: no space: ") ?? false, "\(waiting)")
+            XCTAssertTrue(waiting.first?.contains("free some") ?? false, "\(waiting)")
+            XCTAssertEqual(harness.fileSystem.status().failures, [])
+            clock.advance(by: .milliseconds(wait))
+        }
+
+        provider.failure.withLock { $0 = nil }  // room again
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 || !clock.sleepingUntil.isEmpty }
+        clock.advance(by: .milliseconds(400))
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(provider.created.withLock { $0 }, ["doc.txt"])
+        XCTAssertEqual(harness.fileSystem.node(ino)?.state, .materialized)
+        XCTAssertEqual(harness.fileSystem.status().waiting, [])
+    }
+
+    /// Access denied on the remote: the item is `failed`, with what to do; retrying it (as `folio retry` and a
+    /// mount do) uploads it at once, without waiting for the backoff.
+    func testAFailureThatNeedsTheUserIsFailedUntilRetried() async throws {
+        let harness = try CoreHarness()
+        let provider = RefusingProvider()
+        provider.failure.withLock { $0 = .accessDenied("the remote folder") }
+        let clock = ManualClock()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), clock: clock,
+            minimumBackoff: .seconds(100), maximumBackoff: .seconds(100), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        try await harness.write("doc.txt", "content")
+        uploader.start()
+        defer { uploader.stop() }
+        let ino = try harness.ino("doc.txt")
+        try await waitUntil { harness.fileSystem.node(ino)?.state.name == "failed" }
+        let failures = harness.fileSystem.status().failures
+        XCTAssertEqual(failures.count, 1)
+        XCTAssertTrue(failures.first?.hasPrefix("doc.txt: access denied: the remote folder") ?? false, "\(failures)")
+        XCTAssertTrue(failures.first?.contains("needs you: ") ?? false, "\(failures)")
+        XCTAssertTrue(failures.first?.contains("folio retry") ?? false, "\(failures)")
+        XCTAssertEqual(harness.fileSystem.status().waiting, [])
+
+        provider.failure.withLock { $0 = nil }  // the user gave access
+        XCTAssertEqual(harness.fileSystem.retryFailedUploads(under: ino), 1)
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(provider.created.withLock { $0 }, ["doc.txt"])
+        XCTAssertEqual(harness.fileSystem.node(ino)?.state, .materialized)
+        XCTAssertEqual(harness.fileSystem.status().failures, [])
+    }
+
+    private func waitUntil(
+        file: StaticString = #filePath, line: UInt = #line, _ condition: @escaping () -> Bool
+    ) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertTrue(condition(), "not within 10 s", file: file, line: line)
+    }
+}
