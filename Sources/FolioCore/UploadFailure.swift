@@ -35,6 +35,8 @@ public enum UploadFailure: Equatable, Sendable {
             self = .needsUser(remedy: "the remote refuses the name: rename the item, \(retry)")
         case .exists:
             self = .needsUser(remedy: "the remote has another item of that name: rename one of them, \(retry)")
+        case .fileTooLarge:
+            self = .needsUser(remedy: "the remote cannot store a file this large: make it smaller, \(retry)")
         case .notDirectory, .isDirectory, .notEmpty, .notSupported:
             self = .needsUser(remedy: "the remote cannot store the item as it is: change it, \(retry)")
         }
