@@ -31,8 +31,11 @@ public struct Attributes: Hashable, Sendable {
     /// `st_mode`: type and permission bits.
     public var mode: UInt32 { kind.typeBits | (permissions & 0o7777) }
 
-    /// 512-byte blocks the content occupies (an estimate from the size).
-    public var blocks: Int64 { (size + 511) / 512 }
+    /// 512-byte blocks the local content occupies (holes take none); `nil` when unknown (a placeholder).
+    public var allocatedBlocks: Int64?
+
+    /// 512-byte blocks the content occupies: the local content's when known, else an estimate from the size.
+    public var blocks: Int64 { allocatedBlocks ?? (size + 511) / 512 }
 
     /// Creates attributes.
     public init(

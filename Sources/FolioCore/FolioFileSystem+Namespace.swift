@@ -20,6 +20,7 @@ extension FolioFileSystem {
             uid: node.uid, gid: node.gid, size: node.kind == .symlink ? Int64(node.symlinkTarget?.utf8.count ?? 0) : size,
             accessTime: node.accessTime, modificationTime: node.modificationTime, changeTime: node.changeTime)
         attributes.isVolatile = node.kind == .file && state.hasDivergentViews(node.ino)
+        attributes.allocatedBlocks = allocatedBlocks(of: node, state: state)
         return attributes
     }
 
