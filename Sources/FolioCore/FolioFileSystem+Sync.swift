@@ -446,6 +446,8 @@ extension FolioFileSystem {
             } else if (state.metadataEpochs[ino] ?? 0) == epoch {
                 node.metadataDirty = false
             }
+            // The remote gave the folder its own time for this (not for a folder's own attribute change).
+            if placed && (contentSent || node.kind != .directory) { resendFolderTime(node.parent, state: &state) }
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
