@@ -17,20 +17,13 @@ extension FolioFileSystem {
             try makeSessionWritable(&session)
             defer { state.sessions[open.ino] = session }
             try SparseFile.apply(change, to: session.fd, offset: offset, length: length)
+            // Committed like a write even when no byte changes: the allocation is kept with the version.
+            session.hasUncommittedChanges = true
             switch change {
-            case .allocate(let keepSize):
-                if !keepSize && end > session.size {
-                    session.size = end
-                    session.hasUncommittedChanges = true
-                }
+            case .allocate(let keepSize), .zeroRange(let keepSize):
+                if !keepSize { session.size = max(session.size, end) }
             case .punchHole:
-                if offset < session.size { session.hasUncommittedChanges = true }
-            case .zeroRange(let keepSize):
-                if offset < session.size { session.hasUncommittedChanges = true }
-                if !keepSize && end > session.size {
-                    session.size = end
-                    session.hasUncommittedChanges = true
-                }
+                break
             }
         }
     }

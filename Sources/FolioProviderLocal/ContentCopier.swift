@@ -56,7 +56,7 @@ struct ContentCopier: Sendable {
             try SparseFile.copyRange(chunk, from: source.rawValue, to: destination.rawValue)
             position = chunk.upperBound
             progress(position)
-            try await pacing.wait(after: chunk.count, what: what)
+            try await pacing.wait(after: Int64(chunk.count), what: what)
         }
     }
 }
