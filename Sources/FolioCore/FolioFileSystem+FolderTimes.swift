@@ -13,4 +13,9 @@ extension FolioFileSystem {
         state.metadataEpochs[ino, default: 0] += 1
         saveDeferred(folder, state: &state)
     }
+
+    /// An upload or delete of `itemID` landed: the times of the folders it left are sent again.
+    func resendFolderTimes(left itemID: ItemID, state: inout State) {
+        for folder in state.foldersLeft.removeValue(forKey: itemID) ?? [] { resendFolderTime(folder, state: &state) }
+    }
 }

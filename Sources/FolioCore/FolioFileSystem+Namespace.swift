@@ -271,7 +271,10 @@ extension FolioFileSystem {
         } else {
             try stage(batch, state: &state)
         }
-        if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
+        if let tombstone {
+            state.tombstones[tombstone.itemID] = tombstone
+            state.foldersLeft[tombstone.itemID, default: []].insert(node.parent)
+        }
         for reference in references {
             state.removeReference(at: reference.location)
             invalidator?.invalidateEntry(parent: reference.parent, name: reference.name)
@@ -384,6 +387,7 @@ extension FolioFileSystem {
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
+                        state.foldersLeft[old.itemID, default: []].insert(source.parent)
                     }
                     state.byItemID[source.itemID] = nil
                     source.itemID = target.itemID
@@ -407,6 +411,7 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
+            if oldParent != newParent { state.foldersLeft[source.itemID, default: []].insert(oldParent) }
             source.parent = newParent
             source.name = newName
             source.changeTime = now

@@ -102,6 +102,24 @@ final class FolderTimeTests: MountTestCase {
         fixture.waitForUploads()
         XCTAssertEqual(changedFolders(from: fixture.path("copy"), to: source), [])
         XCTAssertEqual(changedFolders(from: source, to: fixture.path("copy")), [])
+
+        // A second sync deletes, replaces (a temporary file renamed over) and moves files into folders whose
+        // times it then sets: the remote's answers to those changes do not undo the times either.
+        Shell.check("""
+            set -e
+            cd '\(source)'
+            rm a/file1.txt
+            echo changed > a/b/file2.txt
+            mv e/file3.txt f/g/moved.txt
+            touch -d @\(userTime - 86400) a a/b e f/g
+            """)
+        Shell.check("rsync -a --delete '\(source)/' '\(fixture.path("copy"))/'")
+        fixture.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.changedFolders(from: source, to: self.fixture.remotePath("copy")).isEmpty
+        }, "on the remote: \(changedFolders(from: source, to: fixture.remotePath("copy")))")
+        fixture.waitForUploads()
+        XCTAssertEqual(changedFolders(from: source, to: fixture.path("copy")), [])
         fixture.stop()
         try fixture.start()
         XCTAssertEqual(changedFolders(from: fixture.path("copy"), to: source), [])
