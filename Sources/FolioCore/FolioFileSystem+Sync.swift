@@ -565,7 +565,9 @@ extension FolioFileSystem {
                             invalidations.append((parentIno, item.name))
                         }
                         node.mode = item.mode
-                        node.modificationTime = item.modificationTime
+                        if node.kind != .directory || !folderTimeMayBeEcho(ino, state: state) {
+                            node.modificationTime = item.modificationTime
+                        }
                         node.symlinkTarget = item.symlinkTarget
                         node.remoteVersion = item.version
                         node.container = container.id
