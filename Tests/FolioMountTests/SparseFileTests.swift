@@ -130,14 +130,14 @@ final class SparseFileTests: MountTestCase {
             import os, sys
             p = os.path.join(sys.argv[1], 'holes.bin')
             fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
-            os.pwrite(fd, b'x' * 4096, 1 << 30)
-            os.ftruncate(fd, (1 << 30) + (1 << 20))
+            os.pwrite(fd, b'x' * 4096, 1 << 26)
+            os.ftruncate(fd, (1 << 26) + (1 << 20))
             for handle in (fd, os.open(p, os.O_RDONLY)):
-                assert os.lseek(handle, 0, os.SEEK_DATA) == 1 << 30, os.lseek(handle, 0, os.SEEK_DATA)
+                assert os.lseek(handle, 0, os.SEEK_DATA) == 1 << 26, os.lseek(handle, 0, os.SEEK_DATA)
                 assert os.lseek(handle, 0, os.SEEK_HOLE) == 0
-                assert os.lseek(handle, 1 << 30, os.SEEK_HOLE) == (1 << 30) + 4096
+                assert os.lseek(handle, 1 << 26, os.SEEK_HOLE) == (1 << 26) + 4096
                 try:
-                    os.lseek(handle, (1 << 30) + 8192, os.SEEK_DATA)
+                    os.lseek(handle, (1 << 26) + 8192, os.SEEK_DATA)
                     raise AssertionError('data after the last data')
                 except OSError as e:
                     assert e.errno == 6, e  # ENXIO
