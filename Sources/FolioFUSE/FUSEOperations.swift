@@ -361,7 +361,8 @@ enum FUSEOperations {
                 return
             }
             do {
-                guard let found = try mount.fileSystem.seek(fileInfo!.pointee.fh, to: target, from: Int64(offset)) else {
+                let handle = fileInfo!.pointee.fh
+                guard let found = try mount.fileSystem.seek(handle, to: target, from: Int64(offset)) else {
                     reply.answer { fuse_reply_err($0, ENXIO) }
                     return
                 }

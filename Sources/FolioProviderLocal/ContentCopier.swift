@@ -43,7 +43,8 @@ struct ContentCopier: Sendable {
         return size
     }
 
-    /// Copies one data range in chunks (in the kernel at full speed, by hand when paced).
+    /// Copies one data range in the kernel (``SparseFile/copyRange(_:from:to:)``): in 8 MiB steps at full speed,
+    /// in steps of ``chunkSize`` when paced.
     private func copyRange(
         _ range: Range<Int64>, from source: FileDescriptor, to destination: FileDescriptor, what: String,
         pacing: inout Pacing, progress: (Int64) -> Void

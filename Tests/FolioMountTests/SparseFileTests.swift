@@ -10,7 +10,9 @@ final class SparseFileTests: MountTestCase {
     }
 
     /// Runs a python3 script with the mountpoint as its argument; it prints `ok` when its checks pass.
-    private func python(_ script: String, _ argument: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+    private func python(
+        _ script: String, _ argument: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let result = Shell.run("python3 - '\(argument ?? fixture.mountpoint)' <<'EOF'\n\(script)\nEOF", timeout: 120)
         XCTAssertEqual(result.stdout, "ok\n", result.stderr, file: file, line: line)
     }
