@@ -73,22 +73,28 @@ final class FolderTimeTests: MountTestCase {
             .split(separator: "\n").map(String.init).filter { $0.dropFirst().hasPrefix("d") }
     }
 
-    func testTarExtractKeepsFolderTimes() throws {
+    func testTarExtractAndCopyArchiveKeepFolderTimes() throws {
         let source = fixture.root + "/tree"
         makeTree(source)
         Shell.check("cd '\(fixture.root)' && tar cf tree.tar tree")
         Shell.check("cd '\(fixture.mountpoint)' && tar xf '\(fixture.root)/tree.tar'")
-        XCTAssertEqual(changedFolders(from: source, to: fixture.path("tree")), [])
+        Shell.check("cp -a '\(source)' '\(fixture.path("copied"))'")
+        for copy in ["tree", "copied"] {
+            XCTAssertEqual(changedFolders(from: source, to: fixture.path(copy)), [], copy)
+        }
         fixture.waitForUploads()
         // Past the remote's echo of the uploads inside each folder.
-        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
-            self.changedFolders(from: source, to: self.fixture.remotePath("tree")).isEmpty
-        }, "on the remote: \(changedFolders(from: source, to: fixture.remotePath("tree")))")
+        for copy in ["tree", "copied"] {
+            XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+                self.changedFolders(from: source, to: self.fixture.remotePath(copy)).isEmpty
+            }, "on the remote: \(changedFolders(from: source, to: fixture.remotePath(copy)))")
+        }
         fixture.waitForUploads()
-        XCTAssertEqual(changedFolders(from: source, to: fixture.path("tree")), [])
         fixture.stop()
         try fixture.start()
-        XCTAssertEqual(changedFolders(from: source, to: fixture.path("tree")), [])
+        for copy in ["tree", "copied"] {
+            XCTAssertEqual(changedFolders(from: source, to: fixture.path(copy)), [], copy)
+        }
     }
 
     func testRsyncRoundTripReportsNoFolderChanged() throws {
