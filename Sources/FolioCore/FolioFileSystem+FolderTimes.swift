@@ -18,18 +18,20 @@ extension FolioFileSystem {
     /// Whether a time the remote reports for folder `ino` may be the echo of a change of ours inside it that
     /// landed but whose outcome is not recorded yet (then ``resendFolderTime(_:state:)`` follows, and sends the
     /// local time, which must still be the folder's own): an upload or delete in flight of an item in it, or
-    /// of one that left it.
+    /// of one that left it or was renamed in it.
     func folderTimeMayBeEcho(_ ino: UInt64, state: borrowing State) -> Bool {
-        for id in state.deletesInFlight where state.foldersLeft[id]?.contains(ino) ?? false { return true }
+        for id in state.deletesInFlight where state.foldersChanged[id]?.contains(ino) ?? false { return true }
         for id in state.uploadsInFlight {
-            if state.foldersLeft[id]?.contains(ino) ?? false { return true }
+            if state.foldersChanged[id]?.contains(ino) ?? false { return true }
             if let child = state.byItemID[id], state.nodes[child]?.parent == ino { return true }
         }
         return false
     }
 
-    /// An upload or delete of `itemID` landed: the times of the folders it left are sent again.
-    func resendFolderTimes(left itemID: ItemID, state: inout State) {
-        for folder in state.foldersLeft.removeValue(forKey: itemID) ?? [] { resendFolderTime(folder, state: &state) }
+    /// An upload or delete of `itemID` landed: the times of the folders it changed are sent again.
+    func resendFolderTimes(changedBy itemID: ItemID, state: inout State) {
+        for folder in state.foldersChanged.removeValue(forKey: itemID) ?? [] {
+            resendFolderTime(folder, state: &state)
+        }
     }
 }

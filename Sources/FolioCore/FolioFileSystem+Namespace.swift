@@ -273,7 +273,7 @@ extension FolioFileSystem {
         }
         if let tombstone {
             state.tombstones[tombstone.itemID] = tombstone
-            state.foldersLeft[tombstone.itemID, default: []].insert(node.parent)
+            state.foldersChanged[tombstone.itemID, default: []].insert(node.parent)
         }
         for reference in references {
             state.removeReference(at: reference.location)
@@ -387,7 +387,7 @@ extension FolioFileSystem {
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
-                        state.foldersLeft[old.itemID, default: []].insert(source.parent)
+                        state.foldersChanged[old.itemID, default: []].insert(source.parent)
                     }
                     state.byItemID[source.itemID] = nil
                     source.itemID = target.itemID
@@ -411,7 +411,7 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
-            if oldParent != newParent { state.foldersLeft[source.itemID, default: []].insert(oldParent) }
+            state.foldersChanged[source.itemID, default: []].formUnion([oldParent, newParent])
             source.parent = newParent
             source.name = newName
             source.changeTime = now

@@ -367,7 +367,7 @@ extension FolioFileSystem {
                     state.tombstones[tombstone.itemID] = nil
                     removed = true
                 }
-                resendFolderTimes(left: tombstone.itemID, state: &state)
+                resendFolderTimes(changedBy: tombstone.itemID, state: &state)
             }
             if case .failure(.conflict(let reason)) = result {
                 // Deleted here, changed on the remote: the remote version is kept (the next enumeration
@@ -449,7 +449,7 @@ extension FolioFileSystem {
             }
             // The remote gave the folder its own time for this (not for a folder's own attribute change).
             if placed && (contentSent || node.kind != .directory) { resendFolderTime(node.parent, state: &state) }
-            resendFolderTimes(left: itemID, state: &state)
+            resendFolderTimes(changedBy: itemID, state: &state)
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted

@@ -51,6 +51,28 @@ final class FolderTimeTests: MountTestCase {
         XCTAssertGreaterThan(mtime(fixture.path("d")), userTime)
     }
 
+    func testRenamesInsideFoldersDoNotUndoTheirTimesSetAfter() throws {
+        Shell.check("mkdir -p '\(fixture.path("r/a"))' '\(fixture.path("r/b"))' && echo x > '\(fixture.path("r/f"))'")
+        fixture.waitForUploads()
+        Shell.check("""
+            set -e
+            cd '\(fixture.mountpoint)'
+            mv r/a r/a2
+            mv r/f r/b/f
+            touch -d @\(userTime) r r/b
+            """)
+        fixture.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.mtime(self.fixture.remotePath("r")) == self.userTime
+                && self.mtime(self.fixture.remotePath("r/b")) == self.userTime
+        }, "remote folder times: \(mtime(fixture.remotePath("r"))) \(mtime(fixture.remotePath("r/b")))")
+        fixture.waitForUploads()
+        fixture.stop()
+        try fixture.start()
+        XCTAssertEqual(mtime(fixture.path("r")), userTime)
+        XCTAssertEqual(mtime(fixture.path("r/b")), userTime)
+    }
+
     /// A tree of folders and files with old times, made outside the mount.
     private func makeTree(_ source: String) {
         Shell.check("""
