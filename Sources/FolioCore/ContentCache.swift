@@ -60,21 +60,16 @@ public struct ContentCache: Sendable {
         return fd
     }
 
-    /// A new version file holding the first `size` bytes of `source`, open for reading and writing.
+    /// A new version file holding the first `size` bytes of `source`, open for reading and writing. Only the
+    /// data is copied: the holes of a sparse file stay holes.
     public func makeCopy(of source: Int32, size: Int64) throws(FolioError) -> (name: String, fd: Int32) {
         let (name, fd) = try makeFile()
-        var offset: Int = 0
-        while Int64(offset) < size {
-            let chunk = Int(min(size - Int64(offset), 1 << 30))
-            let copied = sendfile(fd, source, &offset, chunk)
-            if copied < 0 {
-                let error = Errno(rawValue: errno)
-                if error == .interrupted { continue }
-                close(fd)
-                remove(name)
-                throw .system(error, "copy version")
-            }
-            if copied == 0 { break }
+        do {
+            try SparseFile.copy(from: source, to: fd, size: size)
+        } catch {
+            close(fd)
+            remove(name)
+            throw error
         }
         return (name, fd)
     }

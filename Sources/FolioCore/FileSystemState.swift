@@ -40,6 +40,10 @@ struct State: Sendable {
     /// Items whose upload is in flight (by item id: an atomic save moves an id to another inode).
     var uploadsInFlight: Set<ItemID> = []
     var deletesInFlight: Set<ItemID> = []
+    /// Folders whose time on the remote the item's next upload or delete changes besides its parent's by a
+    /// create or new content (it leaves them, or is renamed in them): their own time is sent again once it
+    /// lands. Not persisted.
+    var foldersChanged: [ItemID: Set<UInt64>] = [:]
     /// Whether upload work was held back since the uploader last asked because its content could not be opened
     /// for a passing reason (``FolioFileSystem/takeDeferredUploads()``).
     var uploadsDeferred = false

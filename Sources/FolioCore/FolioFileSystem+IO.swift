@@ -150,7 +150,7 @@ extension FolioFileSystem {
 
     /// Copies a session's file that was committed, so the committed version is never changed. When the
     /// next change is a truncation to `truncatingTo` 0, a new empty file replaces the copy.
-    private func makeSessionWritable(_ session: inout WriteSession, truncatingTo: Int64? = nil) throws(FolioError) {
+    func makeSessionWritable(_ session: inout WriteSession, truncatingTo: Int64? = nil) throws(FolioError) {
         guard session.fileIsCommitted else { return }
         let copy = truncatingTo == 0 ? try cache.makeFile() : try cache.makeCopy(of: session.fd, size: session.size)
         session.retiredFDs.append(session.fd)

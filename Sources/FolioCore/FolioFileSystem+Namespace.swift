@@ -311,7 +311,10 @@ extension FolioFileSystem {
         } else {
             try stage(batch, state: &state)
         }
-        if let tombstone { state.tombstones[tombstone.itemID] = tombstone }
+        if let tombstone {
+            state.tombstones[tombstone.itemID] = tombstone
+            state.foldersChanged[tombstone.itemID, default: []].insert(node.parent)
+        }
         for reference in references {
             state.removeReference(at: reference.location)
             invalidator?.invalidateEntry(parent: reference.parent, name: reference.name)
@@ -446,6 +449,7 @@ extension FolioFileSystem {
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
+                        state.foldersChanged[old.itemID, default: []].insert(source.parent)
                     }
                     state.byItemID[source.itemID] = nil
                     source.itemID = target.itemID
@@ -469,6 +473,7 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
+            state.foldersChanged[source.itemID, default: []].formUnion([oldParent, newParent])
             source.parent = newParent
             source.name = newName
             source.changeTime = now

@@ -386,6 +386,7 @@ extension FolioFileSystem {
                     state.tombstones[tombstone.itemID] = nil
                     removed = true
                 }
+                resendFolderTimes(changedBy: tombstone.itemID, state: &state)
             }
             if case .failure(.conflict(let reason)) = result {
                 // Deleted here, changed on the remote: the remote version is kept (the next enumeration
@@ -471,6 +472,9 @@ extension FolioFileSystem {
             } else if (state.metadataEpochs[ino] ?? 0) == epoch {
                 node.metadataDirty = false
             }
+            // The remote gave the folder its own time for this (not for a folder's own attribute change).
+            if placed && (contentSent || node.kind != .directory) { resendFolderTime(node.parent, state: &state) }
+            resendFolderTimes(changedBy: itemID, state: &state)
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
@@ -594,7 +598,9 @@ extension FolioFileSystem {
                             invalidations.append((parentIno, item.name))
                         }
                         node.mode = item.mode
-                        node.modificationTime = item.modificationTime
+                        if node.kind != .directory || !folderTimeMayBeEcho(ino, state: state) {
+                            node.modificationTime = item.modificationTime
+                        }
                         node.symlinkTarget = item.symlinkTarget
                         node.remoteVersion = item.version
                         node.container = container.id

@@ -338,6 +338,44 @@ enum FUSEOperations {
                 reply.fail(error)
             }
         }
+        ops.fallocate = { request, _, mode, offset, length, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "fallocate", logger: mount.logger)
+            guard let change = FUSEOperations.spaceChange(mode) else {
+                reply.answer { fuse_reply_err($0, EOPNOTSUPP) }
+                return
+            }
+            do {
+                try mount.fileSystem.changeSpace(
+                    fileInfo!.pointee.fh, change, offset: Int64(offset), length: Int64(length))
+                reply.succeed()
+            } catch {
+                reply.fail(error)
+            }
+        }
+        ops.lseek = { request, _, offset, whence, fileInfo in
+            let mount = FUSEMount.from(request)
+            let reply = Reply(request!, "lseek", logger: mount.logger)
+            // The kernel answers SEEK_SET, SEEK_CUR and SEEK_END itself.
+            let target: SeekTarget
+            switch whence {
+            case 3: target = .data
+            case 4: target = .hole
+            default:
+                reply.answer { fuse_reply_err($0, EINVAL) }
+                return
+            }
+            do {
+                let handle = fileInfo!.pointee.fh
+                guard let found = try mount.fileSystem.seek(handle, to: target, from: Int64(offset)) else {
+                    reply.answer { fuse_reply_err($0, ENXIO) }
+                    return
+                }
+                reply.answer { _ = fuse_reply_lseek($0, off_t(found)) }
+            } catch {
+                reply.fail(error)
+            }
+        }
         ops.opendir = { request, ino, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "opendir", logger: mount.logger)
@@ -499,6 +537,19 @@ enum FUSEOperations {
             reply.answer { request in _ = buffer.withUnsafeBufferPointer { fuse_reply_buf(request, $0.baseAddress, used) } }
         } catch {
             reply.fail(error)
+        }
+    }
+
+    /// The space change a `fallocate` mode asks for; `nil` for modes Folio does not support (`EOPNOTSUPP`).
+    static func spaceChange(_ mode: Int32) -> SpaceChange? {
+        let keepSize: Int32 = 0x01, punchHole: Int32 = 0x02, zeroRange: Int32 = 0x10
+        switch mode {
+        case 0: return .allocate(keepSize: false)
+        case keepSize: return .allocate(keepSize: true)
+        case punchHole | keepSize: return .punchHole
+        case zeroRange: return .zeroRange(keepSize: false)
+        case zeroRange | keepSize: return .zeroRange(keepSize: true)
+        default: return nil
         }
     }
 

@@ -2,8 +2,8 @@ import FolioCore
 import Glibc
 import SystemPackage
 
-/// Copies content between file descriptors in chunks: reports progress after each chunk, stops with
-/// `.interrupted` when the task is cancelled, and paces itself to a simulated bandwidth.
+/// Copies content between file descriptors in chunks, holes left as holes: reports progress after each chunk,
+/// stops with `.interrupted` when the task is cancelled, and paces itself to a simulated bandwidth.
 struct ContentCopier: Sendable {
     /// Bytes per second to pace to; 0 copies at full speed.
     var bandwidthBytesPerSecond: Int64
@@ -18,71 +18,69 @@ struct ContentCopier: Sendable {
         return Int(min(max(bandwidthBytesPerSecond / 8, 4096), Int64(Self.fullSpeedChunkSize)))
     }
 
-    /// Copies everything from `source`'s current offset to its end into `destination`; returns the number of
-    /// bytes copied. `what` names the copy in errors.
+    /// Copies `source` (from its start) into the empty file `destination` at the same offsets, data ranges
+    /// only, and gives `destination` the same length: the holes of a sparse file stay holes (found with
+    /// `SEEK_DATA`/`SEEK_HOLE`; a hole counts as copied in the progress, and takes no simulated bandwidth).
+    /// Returns the length. `what` names the copy in errors.
     func copy(
         from source: FileDescriptor, to destination: FileDescriptor, what: String,
         progress: (Int64) -> Void
     ) async throws -> Int64 {
-        if bandwidthBytesPerSecond == 0, let copied = try copyInKernel(from: source, to: destination, what: what,
-                                                                         progress: progress) {
-            return copied
+        var status = stat()
+        guard fstat(source.rawValue, &status) == 0 else { throw FolioError.system(Errno(rawValue: errno), what) }
+        let size = Int64(status.st_size)
+        var pacing = Pacing(bandwidth: bandwidthBytesPerSecond)
+        var offset: Int64 = 0
+        while let range = SparseFile.dataRange(in: source.rawValue, from: offset, size: size) {
+            if range.lowerBound > offset { progress(range.lowerBound) }
+            try await copyRange(range, from: source, to: destination, what: what, pacing: &pacing, progress: progress)
+            offset = range.upperBound
         }
-        var buffer = [UInt8](repeating: 0, count: chunkSize)
-        let clock = ContinuousClock()
-        let start = clock.now
-        var copied: Int64 = 0
-        while true {
-            if Task.isCancelled { throw FolioError.interrupted("\(what) cancelled after \(copied) bytes") }
-            let count: Int
-            do {
-                count = try buffer.withUnsafeMutableBytes { try source.read(into: $0, retryOnInterrupt: true) }
-                if count == 0 { break }
-                _ = try buffer.withUnsafeBytes {
-                    try destination.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<count]))
-                }
-            } catch let error as Errno {
-                throw FolioError.system(error, what)
-            }
-            copied += Int64(count)
-            progress(copied)
-            if bandwidthBytesPerSecond > 0 {
-                let due = start + .seconds(Double(copied) / Double(bandwidthBytesPerSecond))
-                do {
-                    try await Task.sleep(until: due, clock: clock)
-                } catch {
-                    throw FolioError.interrupted("\(what) cancelled after \(copied) bytes")
-                }
-            }
+        guard ftruncate(destination.rawValue, off_t(size)) == 0 else {
+            throw FolioError.system(Errno(rawValue: errno), what)
         }
-        if copied == 0 { progress(0) }
-        return copied
+        progress(size)
+        return size
     }
 
-    /// At full speed: `copy_file_range` in 8 MiB steps (the kernel copies without a round trip through this
-    /// process's memory, and shares blocks where the filesystem can). `nil` when the kernel cannot do it for
-    /// these descriptors (different filesystems on old kernels, special files): the caller copies by hand.
-    private func copyInKernel(
-        from source: FileDescriptor, to destination: FileDescriptor, what: String, progress: (Int64) -> Void
-    ) throws -> Int64? {
-        var copied: Int64 = 0
-        while true {
-            if Task.isCancelled { throw FolioError.interrupted("\(what) cancelled after \(copied) bytes") }
-            let count = LibcExtras.copyFileRange(source.rawValue, nil, destination.rawValue, nil, 8 << 20, 0)
-            if count < 0 {
-                let error = Errno(rawValue: errno)
-                if error == .interrupted { continue }
-                let unsupported: [Errno] = [.notSupported, .invalidArgument, .improperLink, .badFileDescriptor]
-                if copied == 0, unsupported.contains(error) {
-                    return nil
-                }
-                throw FolioError.system(error, what)
-            }
-            if count == 0 { break }
-            copied += Int64(count)
-            progress(copied)
+    /// Copies one data range in the kernel (``SparseFile/copyRange(_:from:to:)``): in 8 MiB steps at full speed,
+    /// in steps of ``chunkSize`` when paced.
+    private func copyRange(
+        _ range: Range<Int64>, from source: FileDescriptor, to destination: FileDescriptor, what: String,
+        pacing: inout Pacing, progress: (Int64) -> Void
+    ) async throws {
+        var position = range.lowerBound
+        let step = bandwidthBytesPerSecond == 0 ? Int64(8 << 20) : Int64(chunkSize)
+        while position < range.upperBound {
+            if Task.isCancelled { throw FolioError.interrupted("\(what) cancelled after \(position) bytes") }
+            let chunk = position..<min(range.upperBound, position + step)
+            try SparseFile.copyRange(chunk, from: source.rawValue, to: destination.rawValue)
+            position = chunk.upperBound
+            progress(position)
+            try await pacing.wait(after: Int64(chunk.count), what: what)
         }
-        if copied == 0 { progress(0) }
-        return copied
+    }
+}
+
+/// Paces a copy to a simulated bandwidth: after each chunk, waits until the bytes copied so far are due.
+private struct Pacing {
+    let bandwidth: Int64
+    let clock = ContinuousClock()
+    let start: ContinuousClock.Instant
+    var copied: Int64 = 0
+
+    init(bandwidth: Int64) {
+        self.bandwidth = bandwidth
+        start = clock.now
+    }
+
+    mutating func wait(after count: Int64, what: String) async throws {
+        copied += count
+        guard bandwidth > 0 else { return }
+        do {
+            try await Task.sleep(until: start + .seconds(Double(copied) / Double(bandwidth)), clock: clock)
+        } catch {
+            throw FolioError.interrupted("\(what) cancelled after \(copied) bytes")
+        }
     }
 }

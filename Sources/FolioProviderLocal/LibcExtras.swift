@@ -1,7 +1,7 @@
 import Glibc
 
-/// C library functions that Glibc's Swift module does not export (`<sys/xattr.h>`, `renameat2`,
-/// `copy_file_range`, `syncfs`), resolved once
+/// C library functions that Glibc's Swift module does not export (`<sys/xattr.h>`, `renameat2`, `syncfs`;
+/// `copy_file_range` is FolioCore's `SparseFile`'s), resolved once
 /// by name from the already loaded C library. Each has exactly the C signature of its man page.
 ///
 /// A small C system-library target would be the tidier home for these; this keeps the provider free of a
@@ -28,18 +28,11 @@ enum LibcExtras {
     /// `int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags)`.
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
 
-    /// `ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len, unsigned flags)`.
-    typealias CopyFileRange = @convention(c) (
-        Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
-    ) -> Int
-
     /// `int syncfs(int fd)`.
     typealias SyncFileSystem = @convention(c) (Int32) -> Int32
 
     /// `syncfs(2)`.
     static let syncfs: SyncFileSystem = resolve("syncfs")
-    /// `copy_file_range(2)`.
-    static let copyFileRange: CopyFileRange = resolve("copy_file_range")
     /// `lgetxattr(2)`.
     static let lgetxattr: GetAttribute = resolve("lgetxattr")
     /// `fgetxattr(2)`.

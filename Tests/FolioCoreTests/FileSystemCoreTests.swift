@@ -118,7 +118,40 @@ final class FileSystemCoreTests: XCTestCase {
             id: fileTemplate.id, container: .drive, parentID: template.id, name: "file", kind: .file, size: 7,
             modificationTime: .now(), mode: 0o644, version: "f1")))
         guard case .dirty = core.fileSystem.node(fileIno)!.state else { return XCTFail("must stay dirty") }
-        XCTAssertEqual(core.fileSystem.pendingUploadCount, 1)
+        // The file's newer version, and the folder's time: the file's create gave the folder a new one remotely.
+        XCTAssertEqual(core.fileSystem.pendingUploadCount, 2)
+        XCTAssertEqual(core.fileSystem.node(dirIno)?.metadataDirty, true)
+    }
+
+    func testAFolderTimeIsSentAgainAfterAChildLandsAndTheRemoteEchoIsNotTaken() async throws {
+        let core = try CoreHarness()
+        let dir = try core.fileSystem.makeDirectory(
+            parent: 1, name: "dir", permissions: 0o755, context: CoreHarness.context())
+        var work = core.fileSystem.nextUploadWork(limit: 10)
+        guard let dirTemplate = core.completeCreate(work[0], version: "d1") else { return XCTFail("no create") }
+        try await core.write("dir/file", "content")
+        let userTime = Timestamp(seconds: 1_577_836_800, nanoseconds: 0)
+        _ = try core.fileSystem.setAttributesNow(dir.ino, AttributeChanges(modificationTime: userTime), handle: nil)
+        work = core.fileSystem.nextUploadWork(limit: 10)
+        guard let fileWork = work.first(where: { if case .create = $0 { true } else { false } }),
+              let timeWork = work.first(where: { if case .modify = $0 { true } else { false } }) else {
+            return XCTFail("expected the file's create and the folder's time: \(work)")
+        }
+        // The folder's time lands first; then the file's create lands, and the remote gives the folder its own
+        // time, which an enumeration sees before the create's outcome is recorded.
+        let remoteDir = { (time: Timestamp, version: String) in
+            RemoteItem(id: dirTemplate.id, container: .drive, parentID: nil, name: "dir", kind: .directory, size: 0,
+                       modificationTime: time, mode: 0o755, version: version)
+        }
+        core.fileSystem.finishUpload(timeWork, result: .success(remoteDir(userTime, "d2")))
+        let echo = remoteDir(.now(), "d3")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [echo])
+        XCTAssertEqual(core.fileSystem.node(dir.ino)?.modificationTime, userTime, "the echo was taken")
+        XCTAssertNotNil(core.completeCreate(fileWork, version: "f1"))
+        XCTAssertEqual(core.fileSystem.node(dir.ino)?.metadataDirty, true, "the folder's time is not sent again")
+        work = core.fileSystem.nextUploadWork(limit: 10)
+        guard case .modify(_, _, _, _, let changes, _, _, _) = work.first else { return XCTFail("\(work)") }
+        XCTAssertEqual(changes.modificationTime, userTime)
     }
 
     func testStatusCountsStatesAndNamesFailures() async throws {
