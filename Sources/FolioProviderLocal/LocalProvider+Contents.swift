@@ -22,7 +22,7 @@ extension LocalProvider {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem {
         let simulation = try await admit("fetch \(id)")
-        let (source, item, status) = try tree.withLock { tree in
+        let (source, item, status) = try withTree("fetch \(id)") { tree in
             guard let located = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
             }

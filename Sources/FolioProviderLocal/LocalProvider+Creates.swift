@@ -79,7 +79,7 @@ extension LocalProvider {
         guard !candidates.isEmpty else { return }
         let found: [(Int, Result<RemoteItem, FolioError>)]
         do {
-            found = try tree.withLock { tree in
+            found = try withTree("create") { tree in
                 candidates.compactMap { index in
                     let template = creations[index].template
                     do {
@@ -146,7 +146,7 @@ extension LocalProvider {
         defer { for folder in folders.values { folder.close() } }
         let plans: [Result<RemoteTree.CreatePlan, FolioError>]
         do {
-            plans = try tree.withLock { tree in
+            plans = try withTree("create") { tree in
                 open.map { index in
                     Self.outcome {
                         try tree.planCreate(creations[index].template, staged: staged[index], folders: &folders)
@@ -197,7 +197,7 @@ extension LocalProvider {
         guard !placed.isEmpty else { return }
         let outcomes: [Result<(item: RemoteItem, renamed: Bool), FolioError>]
         do {
-            outcomes = try tree.withLock { tree in
+            outcomes = try withTree("create") { tree in
                 placed.map { file in
                     Self.outcome {
                         defer { tree.finishPlacing(file.placement) }

@@ -8,6 +8,16 @@ extension LocalProvider {
         return try await gate.admit(operation, writes: writes)
     }
 
+    /// Runs `body` on the tree under its locks (``SharedRemoteTree/withLock(_:)``), once the remote folder is
+    /// recognized inside them: a folder replaced after ``admit(_:writes:)`` but before the check-then-act is then
+    /// `.offline`, and nothing of this remote is written into another. Never `await` inside.
+    func withTree<Result: Sendable>(_ operation: String, _ body: (inout RemoteTree) throws -> Result) throws -> Result {
+        try tree.withLock { tree in
+            try identity.check(operation)
+            return try body(&tree)
+        }
+    }
+
     /// Runs the body of a provider call: if it fails because the remote folder went away or was replaced
     /// meanwhile, it fails with `.offline` (a folder that vanished is no deletion, a path that cannot be found
     /// is no missing item).

@@ -91,7 +91,7 @@ public final class LocalProvider: Provider {
     public func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
         return try await recognizing("enumerate \(container)") {
             _ = try await admit("enumerate \(container)")
-            let items = try tree.withLock { try $0.scan(container) }
+            let items = try withTree("enumerate \(container)") { try $0.scan(container) }
             try identity.check("enumerate \(container)")  // still this remote when the walk ended
             return (items, Self.makeAnchor())
         }
@@ -102,7 +102,7 @@ public final class LocalProvider: Provider {
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
         return try await recognizing("changes in \(container)") {
             _ = try await admit("changes in \(container)")
-            let items = try tree.withLock { try $0.scan(container) }
+            let items = try withTree("changes in \(container)") { try $0.scan(container) }
             try identity.check("changes in \(container)")  // still this remote when the walk ended
             return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
         }
@@ -141,7 +141,7 @@ public final class LocalProvider: Provider {
         }
         // The folder a big content was put into, made durable on its own below (small ones share the flush).
         var folderOfBigContent: FilePath?
-        let modified = try tree.withLock { [staged] tree in
+        let modified = try withTree("modify \(id)") { [staged] tree in
             guard var item = try tree.locate(id, in: container) else {
                 throw FolioError.notFound("item \(id) in \(container)")
             }
@@ -184,7 +184,9 @@ public final class LocalProvider: Provider {
     ) async throws {
         try await recognizing("delete \(id)") {
             _ = try await admit("delete \(id)")
-            try tree.withLock { try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag) }
+            try withTree("delete \(id)") {
+                try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag)
+            }
         }
         try gate.reply("delete \(id)")
     }

@@ -259,6 +259,16 @@ enum SystemCalls {
     /// `RENAME_NOREPLACE` from `<linux/fs.h>`.
     static let renameNoReplace: UInt32 = 1
 
+    // MARK: Locks
+
+    /// Takes an exclusive `flock` of the open file `file` (at `path`, for errors) if nobody else holds one:
+    /// `false` when another open file description holds it.
+    static func tryExclusiveLock(_ file: FileDescriptor, path: FilePath) throws -> Bool {
+        if retryingInterrupts({ flock(file.rawValue, LOCK_EX | LOCK_NB) }) == 0 { return true }
+        guard Glibc.errno == EWOULDBLOCK else { throw lastError("lock", path) }
+        return false
+    }
+
     // MARK: Permissions and times
 
     /// Sets permission bits (not for symlinks).
