@@ -19,8 +19,7 @@ final class LocalProviderConformanceTests: XCTestCase {
     /// again as another process.
     private var suite: ProviderConformance { suite(withRival: true) }
 
-    /// The suite, with or without a rival process (``ProviderConformance/Check/conditionalChangesAtomicAcrossProcesses``
-    /// is skipped without).
+    /// The suite, with or without a rival process (the race across processes is skipped without).
     private func suite(withRival: Bool) -> ProviderConformance {
         let root = remote.root
         let makeRival: ProviderConformance.RivalFactory = { try RivalProcessEntry.start(remote: root) }

@@ -53,6 +53,15 @@ public struct RivalCommand: Codable, Sendable, Equatable {
     /// Runs the command on `provider` (waiting for its start instant first).
     public func run(on provider: any Provider) async -> RivalAnswer {
         Self.wait(until: startAt)
+        let started = Self.now()
+        var answer = await perform(on: provider)
+        answer.startedAt = started
+        answer.endedAt = Self.now()
+        return answer
+    }
+
+    /// The operation itself.
+    private func perform(on provider: any Provider) async -> RivalAnswer {
         let container = ContainerID(self.container)
         let contents = self.contents.map { FilePath($0) }
         do {
@@ -99,53 +108,5 @@ public struct RivalCommand: Codable, Sendable, Equatable {
             while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
         }
         while now() < instant {}
-    }
-}
-
-/// What a rival's operation gave.
-public struct RivalAnswer: Codable, Sendable, Equatable {
-    /// How an operation ended.
-    public enum Outcome: String, Codable, Sendable {
-        /// It succeeded.
-        case done
-        /// `.conflict`.
-        case conflict
-        /// `.exists`.
-        case exists
-        /// `.notFound`.
-        case notFound
-        /// Any other error.
-        case failed
-    }
-
-    /// How it ended.
-    public var outcome: Outcome
-    /// The item's version after a successful modify or create.
-    public var version: String?
-    /// The error's description, or what was done.
-    public var message: String?
-
-    /// An answer.
-    public init(outcome: Outcome, version: String?, message: String?) {
-        self.outcome = outcome
-        self.version = version
-        self.message = message
-    }
-
-    /// The answer for an operation that gave `item`.
-    init(item: RemoteItem) {
-        self.init(outcome: .done, version: item.version, message: item.name)
-    }
-
-    /// The answer for an operation that failed with `error`.
-    init(error: FolioError) {
-        let outcome: Outcome
-        switch error {
-        case .conflict: outcome = .conflict
-        case .exists: outcome = .exists
-        case .notFound: outcome = .notFound
-        default: outcome = .failed
-        }
-        self.init(outcome: outcome, version: nil, message: error.description)
     }
 }
