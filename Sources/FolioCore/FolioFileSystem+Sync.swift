@@ -184,7 +184,7 @@ extension FolioFileSystem {
                 skippedNodes.forEach { state.nodes.requeue($0) }
                 skippedTombstones.forEach { state.tombstones.requeue($0) }
             }
-            let now = Self.monotonicNow
+            let now = saveNow
             // Once a delete waits for an editor's save, later deletes wait behind it (a folder's after its files').
             var deletesHeld = false
             while calls.count < limit || sharedCall.map({ calls[$0].count < createsPerCall }) ?? false {
