@@ -164,13 +164,17 @@ extension FolioFileSystem {
         }
     }
 
-    /// A save's window ended: what it held may go to the provider.
+    /// A save's window ended: what it held may go to the provider, and remote changes to it that an
+    /// enumeration left for later are asked for again.
     func saveWindowEnded() {
-        state.withLock { state in
+        let refresh = state.withLock { state in
             state.saveWindowTimer = nil
             state.saves.expire(now: saveNow)
             if let next = state.saves.nextDeadline { scheduleSaveWindowEnd(next, state: &state) }
+            defer { state.remoteChangesWaitForSave = false }
+            return state.remoteChangesWaitForSave
         }
         notifyUploader()
+        if refresh { refresher?.refreshSoon() }
     }
 }
