@@ -10,6 +10,9 @@ struct State: Sendable {
     var saves = SaveTracker()
     /// When the uploader is woken next because a save's window ends.
     var saveWindowTimer: SaveTracker.Moment?
+    /// Whether an enumeration left a remote change to an item a save holds for later (a refresh is asked for
+    /// when a window ends).
+    var remoteChangesWaitForSave = false
     /// External references by folder: name → the item each opens.
     var references: [UInt64: [String: ItemID]] = [:]
     /// How many references open each item (the item's link count beyond its own name).

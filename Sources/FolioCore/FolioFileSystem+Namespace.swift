@@ -372,9 +372,9 @@ extension FolioFileSystem {
 
     /// Renames or moves an item. Replacing a file with a file keeps the target's identity (an atomic save:
     /// one commit of the target, not a delete and a create); moving to another container moves the item there.
-    /// A file renamed away from a name is taken over by a file `context`'s process puts there moments later,
-    /// and a file renamed to a name a document of the same process left moments ago takes that document over
-    /// (editors' saves, see ``SaveTracker``).
+    /// A file renamed away from a name (in the same folder) is taken over by a file `context`'s process puts
+    /// there moments later, and a file renamed to a name a document of the same process left moments ago takes
+    /// that document over (editors' saves, see ``SaveTracker``).
     public func rename(
         parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags,
         context: RequestContext = .internalRequest
@@ -503,7 +503,12 @@ extension FolioFileSystem {
             state.children[newParent, default: [:]][newName] = ino
             state.byItemID[source.itemID] = ino
             state.metadataEpochs[ino, default: 0] += 1
-            recordDeparture(of: departed, references: departedReferences, processID: context.processID, state: &state)
+            // Only a rename in the folder can be part of a save: a file then put at the old name must not take
+            // over (with its grants) a document moved elsewhere.
+            if newParent == parent {
+                recordDeparture(
+                    of: departed, references: departedReferences, processID: context.processID, state: &state)
+            }
             if !replaced { moved += takeOver(by: ino, processID: context.processID, state: &state) }
         }
         for reference in moved { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }

@@ -14,7 +14,7 @@ extension FolioFileSystem {
             itemID: node.itemID, processID: processID, deadline: 0, xattrs: node.xattrs, pinned: node.pinned,
             references: references)
         let deadline = state.saves.recordDeparture(
-            departure, from: .init(parent: node.parent, name: node.name), now: Self.monotonicNow)
+            departure, from: .init(parent: node.parent, name: node.name), now: saveNow)
         if let deadline { scheduleSaveWindowEnd(deadline, state: &state) }
     }
 
@@ -40,7 +40,7 @@ extension FolioFileSystem {
     ) throws(FolioError) -> [ExternalReference] {
         guard var arriving = state.nodes[ino], arriving.kind == .file, arriving.state.hasLocalContent else { return [] }
         let location = ExternalReference.Location(parent: arriving.parent, name: arriving.name)
-        let now = Self.monotonicNow
+        let now = saveNow
         guard let departure = state.saves.arrival(at: location, processID: processID, now: now) else { return [] }
         let itemID = departure.itemID
         if arriving.itemID == itemID {
@@ -142,7 +142,10 @@ extension FolioFileSystem {
         return state.saves.isDeparted(.init(parent: node.parent, name: node.name), now: now)
     }
 
-    /// Now, on the monotonic clock of ``SaveTracker``.
+    /// Now, on the clock of the save window (``FileSystemConfiguration/saveClock``).
+    var saveNow: SaveTracker.Moment { configuration.saveClock() }
+
+    /// Now, on the system's monotonic clock (the default ``FileSystemConfiguration/saveClock``).
     static var monotonicNow: SaveTracker.Moment {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
@@ -153,19 +156,25 @@ extension FolioFileSystem {
     private func scheduleSaveWindowEnd(_ deadline: SaveTracker.Moment, state: inout State) {
         if let scheduled = state.saveWindowTimer, scheduled <= deadline { return }
         state.saveWindowTimer = deadline
-        let wait = deadline > Self.monotonicNow ? deadline - Self.monotonicNow : 0
+        let now = saveNow
+        let wait = deadline > now ? deadline - now : 0
         Task {
             try? await Task.sleep(nanoseconds: wait)
             self.saveWindowEnded()
         }
     }
 
-    private func saveWindowEnded() {
-        state.withLock { state in
+    /// A save's window ended: what it held may go to the provider, and remote changes to it that an
+    /// enumeration left for later are asked for again.
+    func saveWindowEnded() {
+        let refresh = state.withLock { state in
             state.saveWindowTimer = nil
-            state.saves.expire(now: Self.monotonicNow)
+            state.saves.expire(now: saveNow)
             if let next = state.saves.nextDeadline { scheduleSaveWindowEnd(next, state: &state) }
+            defer { state.remoteChangesWaitForSave = false }
+            return state.remoteChangesWaitForSave
         }
         notifyUploader()
+        if refresh { refresher?.refreshSoon() }
     }
 }

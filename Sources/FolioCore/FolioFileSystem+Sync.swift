@@ -184,7 +184,7 @@ extension FolioFileSystem {
                 skippedNodes.forEach { state.nodes.requeue($0) }
                 skippedTombstones.forEach { state.tombstones.requeue($0) }
             }
-            let now = Self.monotonicNow
+            let now = saveNow
             // Once a delete waits for an editor's save, later deletes wait behind it (a folder's after its files').
             var deletesHeld = false
             while calls.count < limit || sharedCall.map({ calls[$0].count < createsPerCall }) ?? false {
@@ -544,6 +544,13 @@ extension FolioFileSystem {
                     progress = true
                     seen.insert(item.id)
                     if let ino = state.byItemID[item.id], var node = state.nodes[ino] {
+                        if item.version != node.remoteVersion, state.saves.isHeld(node.itemID, now: saveNow) {
+                            // An editor's save may still make a new file take the item over from the version
+                            // this device had: the remote change waits until the save is decided (a refresh when
+                            // its window ends), then is an update or, if the item changed here, a conflict.
+                            state.remoteChangesWaitForSave = true
+                            continue
+                        }
                         if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
                            !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
                            node.state.hasPendingLocalVersion {

@@ -55,14 +55,18 @@ public struct FileSystemConfiguration: Sendable {
     /// How long after a document left its name (renamed away or removed) a new file that the same process puts
     /// there takes the document over (an editor's save); the departed document's upload waits as long.
     public var saveWindow: Duration
+    /// The clock that times ``saveWindow``: nanoseconds of a monotonic clock (`CLOCK_MONOTONIC` unless a test
+    /// gives one it moves by hand).
+    public var saveClock: @Sendable () -> UInt64
 
-    /// Creates a configuration.
+    /// Creates a configuration; `saveClock` `nil` is the system's monotonic clock.
     public init(
         writeWaitTimeout: Duration = .seconds(10), defaultUID: UInt32 = 0, defaultGID: UInt32 = 0,
         namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
-        saveWindow: Duration = .seconds(3)
+        saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil
     ) {
         self.saveWindow = saveWindow
+        self.saveClock = saveClock ?? { FolioFileSystem.monotonicNow }
         self.groupWriteDelay = groupWriteDelay
         self.writeWaitTimeout = writeWaitTimeout
         self.namePolicy = namePolicy

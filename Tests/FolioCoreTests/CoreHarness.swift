@@ -1,12 +1,14 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Logging
 import SystemPackage
 import XCTest
 
 /// The filesystem core on a real store and content cache in a temporary folder, driven by paths, without
-/// FUSE. ``remount()`` builds a new core over the same files, as a daemon restart does.
+/// FUSE. ``remount()`` builds a new core over the same files, as a daemon restart does. Given a `clock`, the
+/// save window runs on it (the test moves it), not on the system's.
 final class CoreHarness {
     let directory: String
     private(set) var store: SQLiteMetadataStore
@@ -15,16 +17,22 @@ final class CoreHarness {
 
     init(
         writeWait: Duration = .milliseconds(200), groupWriteDelay: Duration = .milliseconds(20),
-        saveWindow: Duration = .seconds(3)
+        saveWindow: Duration = .seconds(3), clock: ManualClock? = nil
     ) throws {
         directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         configuration = FileSystemConfiguration(
-            writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay, saveWindow: saveWindow)
+            writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay, saveWindow: saveWindow,
+            saveClock: clock.map { clock in { @Sendable in Self.nanoseconds(clock.now.offset) } })
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(
             store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),
             configuration: configuration, logger: Logger(label: "test"))
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 
     deinit {

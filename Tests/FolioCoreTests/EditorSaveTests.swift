@@ -1,5 +1,7 @@
 @testable import FolioCore
+import FolioTesting
 import Foundation
+import Synchronization
 import XCTest
 
 /// Editors' saves that move a document away from its name (or remove it) and write a new file there: the new
@@ -115,19 +117,18 @@ final class EditorSaveTests: XCTestCase {
     /// `mv doc.txt doc.old && touch doc.txt` in a shell: two processes, a rename and a new document. The new
     /// file's create waits until the rename may go (the remote still has the old document at that name).
     func testAnotherProcessCreatingAtTheNameMakesANewDocument() async throws {
-        let core = try CoreHarness(saveWindow: .milliseconds(300))
+        let clock = ManualClock()
+        let core = try CoreHarness(clock: clock)
         let id = try await taggedDocument(core)
         try core.fileSystem.rename(
             parent: 1, name: "doc.txt", newParent: 1, newName: "doc.old", flags: [], context: editor)
         try await core.write("doc.txt", "new", process: 8)
         XCTAssertNotEqual(try node(core, "doc.txt").itemID, id)
         XCTAssertEqual(try node(core, "doc.old").itemID, id)
+        clock.advance(by: .milliseconds(2999))
         XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "both wait for the window")
-        var work: [UploadWork] = []
-        for _ in 0..<500 where work.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-            work = core.fileSystem.nextUploadWork(limit: 10)
-        }
+        clock.advance(by: .milliseconds(1))
+        let work = core.fileSystem.nextUploadWork(limit: 10)
         defer { work.forEach { $0.closeContents() } }
         XCTAssertEqual(work.count, 2, "\(work.map(\.summary))")
         guard case .modify(_, let renamed, _, _, let changes, _, _, _)? = work.first else {
@@ -158,25 +159,125 @@ final class EditorSaveTests: XCTestCase {
     /// `rm -r` of a folder: a held delete keeps later deletes (the folder's) behind it, so a folder never goes
     /// before its files.
     func testDeletesAfterAHeldDeleteWaitBehindIt() async throws {
-        let core = try CoreHarness(saveWindow: .milliseconds(300))
+        let clock = ManualClock()
+        let core = try CoreHarness(clock: clock)
         _ = try core.fileSystem.makeDirectory(parent: 1, name: "dir", permissions: 0o755, context: editor)
         let folder = try XCTUnwrap(core.fileSystem.nextUploadWork(limit: 10).first)
         let folderItem = try XCTUnwrap(core.completeCreate(folder, version: "d1"))
         _ = try await core.uploadedDocument("dir/doc.txt", "one")
         try core.fileSystem.unlink(parent: try core.ino("dir"), name: "doc.txt", context: editor)
         try core.fileSystem.removeDirectory(parent: 1, name: "dir")
+        clock.advance(by: .milliseconds(2999))
         XCTAssertTrue(core.fileSystem.nextUploadWork(limit: 10).isEmpty, "the folder's delete waits too")
-        var work: [UploadWork] = []
-        for _ in 0..<500 where work.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-            work = core.fileSystem.nextUploadWork(limit: 10)
-        }
+        clock.advance(by: .milliseconds(1))
+        let work = core.fileSystem.nextUploadWork(limit: 10)
         XCTAssertEqual(work.count, 2, "\(work.map(\.summary))")
         guard case .delete(let first, _)? = work.first, case .delete(let second, _) = work[1] else {
             return XCTFail("two deletes: \(work.map(\.summary))")
         }
         XCTAssertNotEqual(first.itemID, second.itemID)
         XCTAssertEqual(second.itemID, folderItem.id, "the folder last")
+    }
+
+    /// A document moved into another folder is no save: a file the same process then creates at the old name
+    /// is a new document, and a grant to the moved one keeps opening it.
+    func testMoveToAnotherFolderThenCreateMakesANewDocument() async throws {
+        let core = try CoreHarness(clock: ManualClock())
+        let id = try await taggedDocument(core)
+        _ = try core.fileSystem.makeDirectory(parent: 1, name: "archive", permissions: 0o755, context: editor)
+        try core.fileSystem.addReference(to: try core.ino("doc.txt"), parent: 1, name: "granted.txt")
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: try core.ino("archive"), newName: "doc.txt", flags: [],
+            context: editor)
+        try await core.write("doc.txt", "unrelated", process: editor.processID)
+
+        XCTAssertEqual(try node(core, "archive/doc.txt").itemID, id, "the moved file is the document")
+        XCTAssertEqual(try node(core, "archive/doc.txt").xattrs["user.xdg.tags"], Array("red".utf8))
+        XCTAssertNotEqual(try node(core, "doc.txt").itemID, id, "the new file is a new document")
+        XCTAssertEqual(try core.ino("granted.txt"), try core.ino("archive/doc.txt"), "the grant stays")
+        let granted = try await core.read("granted.txt")
+        XCTAssertEqual(granted, "one")
+    }
+
+    // MARK: Another device's edit during a save
+
+    /// An uploaded `doc.txt` (v1, pinned if asked) that the editor renamed to `doc.txt~` to save it, when
+    /// another device's edit (v2) arrives with an enumeration; the content keeper then downloads what is
+    /// pinned and not local.
+    private func renamedWhenARemoteEditArrives(
+        _ core: CoreHarness, pinned: Bool = false
+    ) async throws -> RemoteItemTemplate {
+        let template = try await core.uploadedDocument("doc.txt", "one")
+        if pinned { try core.fileSystem.setPinned(try core.ino("doc.txt"), true) }
+        try core.fileSystem.rename(
+            parent: 1, name: "doc.txt", newParent: 1, newName: "doc.txt~", flags: [], context: editor)
+        let edit = CoreHarness.remoteFile(template, size: 6, version: "v2")
+        try core.fileSystem.applyEnumeration(of: .drive, items: [edit])
+        for ino in core.fileSystem.pinnedPlaceholders() {
+            let ticket = try XCTUnwrap(try core.fileSystem.beginMaterialization(ino))
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: ticket.path.string))
+            core.fileSystem.finishMaterialization(ticket, result: .success(edit))
+        }
+        return template
+    }
+
+    /// After the window: the save is one modification of the document from v1, the version this device had
+    /// (no delete, nothing from v2: either loses the edit unseen). The provider, at v2, refuses it as a
+    /// conflict, and the document is conflicted: both versions are kept.
+    private func expectAConflictNotALoss(
+        _ core: CoreHarness, clock: ManualClock, of template: RemoteItemTemplate, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
+        clock.advance(by: .seconds(3))
+        let work = core.fileSystem.nextUploadWork(limit: 10)
+        defer { work.forEach { $0.closeContents() } }
+        XCTAssertEqual(work.count, 1, "\(work.map(\.summary))", file: file, line: line)
+        guard case .modify(_, let modified, _, let base, let changes, let contents, _, _)? = work.first else {
+            return XCTFail("expected a modification: \(work.map(\.summary))", file: file, line: line)
+        }
+        XCTAssertEqual(modified, template.id, file: file, line: line)
+        XCTAssertEqual(base, "v1", "the version this device had", file: file, line: line)
+        XCTAssertNotNil(contents, file: file, line: line)
+        XCTAssertEqual(changes.name, "doc.txt", file: file, line: line)
+        core.fileSystem.finishUpload(work[0], result: .failure(.conflict("the remote is at v2")))
+        XCTAssertEqual(try node(core, "doc.txt").state, .conflicted, file: file, line: line)
+        XCTAssertEqual(core.fileSystem.conflictedItems().map(\.itemID), [template.id], file: file, line: line)
+    }
+
+    /// vim: rename away, create, write, close, remove the backup, while another device's edit arrives.
+    func testARemoteEditDuringASaveIsAConflict() async throws {
+        let clock = ManualClock()
+        let core = try CoreHarness(clock: clock)
+        let refresher = CountingRefresher()
+        core.fileSystem.connect(refresher: refresher)
+        let template = try await renamedWhenARemoteEditArrives(core)
+        try await core.write("doc.txt", "two", process: editor.processID)
+        XCTAssertEqual(try node(core, "doc.txt").itemID, template.id, "the save keeps the document")
+        try core.fileSystem.unlink(parent: 1, name: "doc.txt~", context: editor)
+        try expectAConflictNotALoss(core, clock: clock, of: template)
+        // The edit set aside during the save is asked for again when its window ends.
+        core.fileSystem.saveWindowEnded()
+        XCTAssertGreaterThan(refresher.count, 0)
+    }
+
+    /// The same with a pinned document, which the content keeper downloads again at once.
+    func testARemoteEditDuringASaveOfAPinnedDocumentIsAConflict() async throws {
+        let clock = ManualClock()
+        let core = try CoreHarness(clock: clock)
+        let template = try await renamedWhenARemoteEditArrives(core, pinned: true)
+        try await core.write("doc.txt", "two", process: editor.processID)
+        try core.fileSystem.unlink(parent: 1, name: "doc.txt~", context: editor)
+        try expectAConflictNotALoss(core, clock: clock, of: template)
+    }
+
+    /// The same when the backup is removed before the new file is written.
+    func testARemoteEditDuringASaveThatRemovesTheBackupFirstIsAConflict() async throws {
+        let clock = ManualClock()
+        let core = try CoreHarness(clock: clock)
+        let template = try await renamedWhenARemoteEditArrives(core)
+        try core.fileSystem.unlink(parent: 1, name: "doc.txt~", context: editor)
+        try await core.write("doc.txt", "two", process: editor.processID)
+        try expectAConflictNotALoss(core, clock: clock, of: template)
     }
 
     // MARK: The tracker (a value)
@@ -222,4 +323,13 @@ final class EditorSaveTests: XCTestCase {
         _ = tracker.holdBackup(backup, now: 5)
         XCTAssertTrue(tracker.isHeld(backup, now: 6))
     }
+}
+
+/// Counts the refreshes the core asks for.
+private final class CountingRefresher: RemoteRefreshing {
+    private let refreshes = Mutex(0)
+
+    var count: Int { refreshes.withLock { $0 } }
+
+    func refreshSoon() { refreshes.withLock { $0 += 1 } }
 }
