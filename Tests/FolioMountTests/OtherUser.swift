@@ -30,8 +30,8 @@ enum OtherUser {
     ) throws -> CommandResult {
         let (uid, gid) = try ensure(file: file, line: line)
         return Shell.run(
-            "setpriv --reuid=\(uid) --regid=\(gid) --clear-groups env HOME=/ XDG_RUNTIME_DIR='\(runtime)' "
-                + "bash -c \"$FOLIO_OTHER_SCRIPT\"",
+            "setpriv --reuid=\(uid) --regid=\(gid) --clear-groups env HOME=/ PATH=/usr/sbin:/usr/bin:/sbin:/bin "
+                + "XDG_RUNTIME_DIR='\(runtime)' bash -c \"$FOLIO_OTHER_SCRIPT\"",
             timeout: timeout, environment: ["FOLIO_OTHER_SCRIPT": script], file: file, line: line)
     }
 

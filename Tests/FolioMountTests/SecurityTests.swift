@@ -26,6 +26,25 @@ final class SecurityTests: MountTestCase {
         return folder + "/" + (names.first { $0.hasSuffix(".sock") } ?? "missing.sock")
     }
 
+    /// Starts `arguments` as a process of its own (ended at teardown, also after a failure), with its output
+    /// in `log`. Not through `Shell`: a command it leaves running would hold it until the command ends.
+    private func background(_ arguments: [String], log: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        addTeardownBlock {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            try? handle.close()
+        }
+    }
+
     /// A runtime folder another user made first (0777), or a symbolic link to one: Folio neither mounts nor
     /// talks through it, says which folder and what to do, and puts nothing there.
     func testSquattedRuntimeFolderIsRefused() throws {
@@ -71,20 +90,26 @@ final class SecurityTests: MountTestCase {
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.bind(sys.argv[1]); s.listen(1); s.settimeout(60)
             c, _ = s.accept(); c.settimeout(30)
-            c.sendall(b'{"ok":true}\\n')
             received = b''
-            while True:
-                chunk = c.recv(65536)
-                if not chunk: break
-                received += chunk
+            try:
+                c.sendall(b'{"ok":true,"pid":1,"mountpoint":"/"}\\n')
+                while True:
+                    chunk = c.recv(65536)
+                    if not chunk: break
+                    received += chunk
+            except OSError:
+                pass
             open(sys.argv[2] + '.tmp', 'w').write(str(len(received)))
             import os; os.rename(sys.argv[2] + '.tmp', sys.argv[2])
             """
         try listener.write(toFile: otherRun + "/listener.py", atomically: true, encoding: .utf8)
         chmod(otherRun + "/listener.py", 0o644)
-        try OtherUser.run(
-            "nohup python3 '\(otherRun)/listener.py' '\(otherRun)/l.sock' '\(otherRun)/received' "
-                + ">'\(otherRun)/listener.log' 2>&1 &", runtime: otherRun)
+        let (uid, gid) = try OtherUser.ensure()
+        try background(
+            [
+                "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "/usr/bin/python3",
+                otherRun + "/listener.py", otherRun + "/l.sock", otherRun + "/received",
+            ], log: fixture.root + "/listener.log")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: otherRun + "/l.sock") })
         let socket = socketPath
         Shell.check("mv -f '\(otherRun)/l.sock' '\(socket)'")
@@ -100,7 +125,7 @@ final class SecurityTests: MountTestCase {
     /// of question marks.
     func testClientRejectsAnswersOfTheWrongShape() throws {
         let socket = socketPath
-        for answer in ["{\\\"ok\\\":true}", "hello"] {
+        for answer in [#"{"ok":true}"#, "hello"] {
             let script = """
                 import socket, sys, os
                 try: os.unlink(sys.argv[1])
@@ -113,8 +138,9 @@ final class SecurityTests: MountTestCase {
             try script.write(toFile: fixture.root + "/answer.py", atomically: true, encoding: .utf8)
             let ready = fixture.root + "/answer-ready"
             try? FileManager.default.removeItem(atPath: ready)
-            Shell.check(
-                "nohup python3 '\(fixture.root)/answer.py' '\(socket)' \"\(answer)\" '\(ready)' >/dev/null 2>&1 &")
+            try background(
+                ["/usr/bin/python3", fixture.root + "/answer.py", socket, answer, ready],
+                log: fixture.root + "/answer.log")
             XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: ready) })
             let status = fixture.folio("status '\(fixture.mountpoint)'")
             XCTAssertNotEqual(status.status, 0, "accepted \(answer): \(status.stdout)")
@@ -205,7 +231,7 @@ final class SecurityTests: MountTestCase {
             """
         try ask.write(toFile: otherRun + "/ask.py", atomically: true, encoding: .utf8)
         chmod(otherRun + "/ask.py", 0o644)
-        let answer = try OtherUser.run("python3 '\(otherRun)/ask.py' '\(socket)'", runtime: otherRun)
+        let answer = try OtherUser.run("/usr/bin/python3 '\(otherRun)/ask.py' '\(socket)'", runtime: otherRun)
         Shell.check("chmod 700 '\(fixture.runtime)/folio' && chmod 600 '\(socket)'")
         XCTAssertTrue(answer.stdout.contains("\"ok\":false"), answer.stdout + answer.stderr)
         XCTAssertTrue(answer.stdout.contains("only its owner"), answer.stdout + answer.stderr)
@@ -241,9 +267,11 @@ final class SecurityTests: MountTestCase {
             with open(mountpoint + '/new.txt', 'w') as f: f.write('new')
             print('wrote')
             """
-        let output = Shell.check(
-            "python3 - '\(socketPath)' '\(MountFixture.executable)' '\(fixture.mountpoint)' <<'EOF'\n\(script)\nEOF",
-            timeout: 120)
+        let arguments = "'\(socketPath)' '\(MountFixture.executable)' '\(fixture.mountpoint)'"
+        let run = Shell.run(
+            "/usr/bin/python3 - \(arguments) <<'EOF'\n\(script)\nEOF", timeout: 120, environment: fixture.environment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let output = run.stdout
         XCTAssertTrue(output.contains("garbage: {\"") && output.contains("malformed request"), output)
         XCTAssertTrue(output.contains("status: 0 \n") || output.contains("status: 0\n"), output)
         XCTAssertTrue(output.contains("read: kept"), output)
