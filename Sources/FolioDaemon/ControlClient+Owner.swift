@@ -9,6 +9,11 @@ extension ControlClient {
             return "\(path) is not inside a running Folio mount"
         }
         guard owner != geteuid() else {
+            do {
+                _ = try RuntimePaths.privateRuntimeDirectory(creating: false)
+            } catch .accessDenied(let reason) {
+                return reason
+            } catch {}
             return "\(path) is inside the Folio mount at \(mountpoint), but its daemon does not answer (no control "
                 + "socket in \(RuntimePaths.runtimeDirectory)); was it started with another XDG_RUNTIME_DIR?"
         }

@@ -70,6 +70,22 @@ final class SecurityTests: MountTestCase {
         XCTAssertTrue(status.stderr.contains("\(squat)/folio"), status.stderr)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: squat + "/folio"), [], "nothing put there")
 
+        XCTAssertTrue(status.stderr.contains("Remove \(squat)/folio"), "says what to do: \(status.stderr)")
+
+        // Without XDG_RUNTIME_DIR (ssh, cron, CI) the folder is /tmp/folio-UID: made first by someone else, it
+        // is refused the same way, before anything is mounted.
+        let (uid, _) = try OtherUser.ensure()
+        let otherRun = try otherRuntime()
+        let tmpFolder = "/tmp/folio-\(uid)"
+        Shell.run("rm -rf '\(tmpFolder)' && mkdir -m 777 '\(tmpFolder)' && chmod 777 '\(tmpFolder)'")
+        addTeardownBlock { Shell.run("rm -rf '\(tmpFolder)'") }
+        let otherMount = try OtherUser.run(
+            "mkdir '\(otherRun)/mnt' && '\(MountFixture.executable)' mount --remote '\(otherRun)/remote' "
+                + "--state '\(otherRun)/state' '\(otherRun)/mnt'", runtime: "")
+        XCTAssertNotEqual(otherMount.status, 0, "mounted with a control socket in a folder made by someone else")
+        XCTAssertTrue(otherMount.stderr.contains("the runtime folder \(tmpFolder) is not safe"), otherMount.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmpFolder), [], "nothing put there")
+
         // A symbolic link, even to the user's own private folder, is refused too.
         let linked = fixture.root + "/linked"
         try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
