@@ -39,7 +39,7 @@ extension RuntimePaths {
 
     /// What makes a folder with these `lstat` results unsafe as a runtime folder, or `nil` if it is safe.
     static func problem(with info: stat) -> String? {
-        let mode = info.st_mode & 0o7777
+        let mode = info.st_mode & 0o777  // set-group-id and sticky bits give nobody else a way in
         if info.st_mode & S_IFMT == S_IFLNK { return "it is a symbolic link" }
         if info.st_mode & S_IFMT != S_IFDIR { return "it is not a folder" }
         if info.st_uid != geteuid() {
