@@ -82,4 +82,10 @@ public struct ControlResponse: Codable, Sendable {
         self.ok = ok
         self.error = error
     }
+
+    /// Whether the answer has the shape a daemon gives: a refusal says why, a success names the daemon and
+    /// its mount.
+    public var isWellFormed: Bool {
+        ok ? pid.map { $0 > 0 } == true && mountpoint?.isEmpty == false : error?.isEmpty == false
+    }
 }

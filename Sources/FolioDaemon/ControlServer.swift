@@ -15,9 +15,7 @@ final class ControlServer: @unchecked Sendable {
     }
 
     func start() throws(FolioError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try RuntimePaths.privateRuntimeDirectory(creating: true)
         listener = try UnixSocket.listen(at: path)
         let listener = self.listener
         let thread = Thread { [self] in
@@ -41,6 +39,20 @@ final class ControlServer: @unchecked Sendable {
 
     private func serve(_ connection: Int32) {
         defer { close(connection) }
+        // Only the mount's own user and root: another user's request is answered with why, and never read.
+        let peer = UnixSocket.peerUID(connection)
+        guard UnixSocket.isTrusted(peer) else {
+            let who = peer.map(RuntimePaths.userName) ?? "an unknown user"
+            let refusal = ControlResponse(
+                ok: false, error: "this mount belongs to \(RuntimePaths.userName(geteuid())): only its owner (or "
+                    + "root) can control it, not \(who)")
+            if let data = try? JSONEncoder().encode(refusal) {
+                UnixSocket.writeLine(connection, String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        // A client that connects and sends nothing does not hold its thread for ever.
+        UnixSocket.setReceiveTimeout(connection, seconds: 30)
         guard let line = UnixSocket.readLine(connection) else { return }
         let response: ControlResponse
         if let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8)) {
@@ -67,6 +79,11 @@ public enum ControlClient {
     /// Sends a request to the daemon of `mountpoint` and returns its answer.
     public static func send(_ request: ControlRequest, mountpoint: String) throws(FolioError) -> ControlResponse {
         let socketPath = RuntimePaths.controlSocket(forMountpoint: mountpoint).string
+        do {
+            _ = try RuntimePaths.privateRuntimeDirectory(creating: false)
+        } catch .notFound {
+            throw .notFound("no Folio daemon answers for \(mountpoint) (socket \(socketPath))")
+        }
         let fd: Int32
         do {
             fd = try UnixSocket.connect(to: socketPath)
@@ -74,11 +91,22 @@ public enum ControlClient {
             throw .notFound("no Folio daemon answers for \(mountpoint) (socket \(socketPath))")
         }
         defer { close(fd) }
+        // Not a byte to a listener that is not this user's or root's: it would see every request.
+        let peer = UnixSocket.peerUID(fd)
+        guard UnixSocket.isTrusted(peer) else {
+            let owner = peer.map(RuntimePaths.userName) ?? "an unknown user"
+            throw .accessDenied(
+                "the control socket \(socketPath) is served by \(owner), not by you or root: nothing was sent to it. "
+                    + "Someone else put it there; remove it, and remount \(mountpoint)")
+        }
         guard let data = try? JSONEncoder().encode(request) else { throw .invalidArgument("cannot encode request") }
         UnixSocket.writeLine(fd, String(decoding: data, as: UTF8.self))
-        guard let line = UnixSocket.readLine(fd),
-              let response = try? JSONDecoder().decode(ControlResponse.self, from: Data(line.utf8)) else {
-            throw .io("the daemon for \(mountpoint) sent no answer")
+        guard let line = UnixSocket.readLine(fd) else { throw .io("the daemon for \(mountpoint) sent no answer") }
+        guard let response = try? JSONDecoder().decode(ControlResponse.self, from: Data(line.utf8)),
+              response.isWellFormed else {
+            throw .io(
+                "the daemon for \(mountpoint) sent an answer that is not a Folio control reply "
+                    + "(\(Wording.count(line.utf8.count, "byte")) on socket \(socketPath))")
         }
         return response
     }

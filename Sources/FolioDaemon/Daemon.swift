@@ -78,11 +78,14 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func start() throws(FolioError) -> Services {
+        // Refused before anything is mounted: a control socket in a folder someone else controls is theirs.
+        _ = try RuntimePaths.privateRuntimeDirectory(creating: true)
         let mountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         if let running = ControlClient.runningMount(at: mountpoint) {
             throw .busy("\(mountpoint) is already a Folio mount of \(running.remote ?? "another remote")")
         }
         let folder = try StateFolder.prepare(at: configuration.stateDirectory)
+        if let notice = folder.notice { logger.notice("\(notice)") }
         do throws(FolioError) {
             let lock = try StateLock.acquire(
                 in: folder.path, remote: configuration.remote.string, mountpoint: mountpoint)

@@ -53,6 +53,31 @@ enum UnixSocket {
         return fd
     }
 
+    /// The user id of the process at the other end of the connected socket `fd` (`SO_PEERCRED`, as it was at
+    /// `connect` or `listen`), or `nil` if the kernel does not say.
+    static func peerUID(_ fd: Int32) -> uid_t? {
+        // `struct ucred` (pid, uid, gid), which Glibc's Swift module leaves out.
+        var credentials: [UInt32] = [0, 0, 0]
+        var length = socklen_t(3 * MemoryLayout<UInt32>.size)
+        let result = credentials.withUnsafeMutableBytes {
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &length)
+        }
+        guard result == 0, length == socklen_t(3 * MemoryLayout<UInt32>.size) else { return nil }
+        return uid_t(credentials[1])
+    }
+
+    /// Whether `uid` may talk to the other end of a control connection: the same user as this process, or root.
+    static func isTrusted(_ uid: uid_t?) -> Bool {
+        guard let uid else { return false }
+        return uid == geteuid() || uid == 0
+    }
+
+    /// Bounds how long a read on `fd` may wait (`SO_RCVTIMEO`).
+    static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Reads one line (without the newline).
     static func readLine(_ fd: Int32, limit: Int = 1 << 20) -> String? {
         var data = [UInt8]()

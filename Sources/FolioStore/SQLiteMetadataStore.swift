@@ -41,10 +41,14 @@ public final class SQLiteMetadataStore: MetadataStore {
         self.path = path
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .io("metadata store: cannot create the folder \(folder.path) for \(path): \(error)")
         }
+        // Made here, 0600 whatever the umask: SQLite gives its journal and WAL the mode of the database file.
+        let file = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if file >= 0 { Glibc.close(file) }
         var configuration = Configuration()
         configuration.label = "FolioStore"
         configuration.journalMode = .wal

@@ -14,6 +14,7 @@ enum Background {
     /// is removed again (one that existed stays).
     static func spawnAndWait(arguments: [String], stateDirectory: String) throws {
         let folder = try StateFolder.prepare(at: FilePath(stateDirectory))
+        if let notice = folder.notice { FileHandle.standardError.write(Data("folio: \(notice)\n".utf8)) }
         do {
             try spawnAndWait(arguments: arguments, logPath: stateDirectory + "/folio.log", keepsLog: folder.existed)
         } catch {

@@ -5,7 +5,7 @@ import Foundation
 /// Sends a command about one path inside a mount and prints the daemon's answer.
 private func sendPathCommand(_ command: String, path: String) throws {
     guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
-        throw CLIError("\(path) is not inside a running Folio mount")
+        throw CLIError(ControlClient.notControllableMessage(for: path))
     }
     let response = try ControlClient.send(ControlRequest(command: command, path: relative), mountpoint: mountpoint)
     guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }

@@ -25,7 +25,7 @@ struct GrantCommand: ParsableCommand {
 
     func run() throws {
         guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
-            throw CLIError("\(path) is not inside a running Folio mount")
+            throw CLIError(ControlClient.notControllableMessage(for: path))
         }
         let response = try ControlClient.send(
             ControlRequest(command: "grant", path: relative, app: app, target: name), mountpoint: mountpoint)

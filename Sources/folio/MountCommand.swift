@@ -107,7 +107,7 @@ struct MountCommand: ParsableCommand {
         }
         if let of, let app {
             guard let (running, _) = ControlClient.mountpoint(containing: of) else {
-                throw CLIError("\(of) is not inside a running Folio mount")
+                throw CLIError(ControlClient.notControllableMessage(for: of))
             }
             let response = try ControlClient.send(
                 ControlRequest(command: "attach", app: app, target: mountpoint), mountpoint: running)

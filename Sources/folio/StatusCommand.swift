@@ -16,7 +16,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
-            throw CLIError("\(path) is not inside a running Folio mount")
+            throw CLIError(ControlClient.notControllableMessage(for: path))
         }
         let response = try ControlClient.send(ControlRequest(command: "status", path: relative), mountpoint: mountpoint)
         guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }

@@ -19,7 +19,7 @@ struct VersionsCommand: ParsableCommand {
     /// Sends a request about `path` and returns the answer.
     static func request(_ command: String, path: String, target: String? = nil) throws -> ControlResponse {
         guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
-            throw CLIError("\(path) is not inside a running Folio mount")
+            throw CLIError(ControlClient.notControllableMessage(for: path))
         }
         let response = try ControlClient.send(
             ControlRequest(command: command, path: relative, target: target), mountpoint: mountpoint)
