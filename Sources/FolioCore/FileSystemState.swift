@@ -47,6 +47,9 @@ struct State: Sendable {
     /// create or new content (it leaves them, or is renamed in them): their own time is sent again once it
     /// lands. Not persisted.
     var foldersChanged: [ItemID: Set<UInt64>] = [:]
+    /// Folders whose time was to be sent again while an upload of theirs ran: that upload does not clear
+    /// `timeDirty`. Not persisted.
+    var folderTimesResentInFlight: Set<ItemID> = []
     /// Whether upload work was held back since the uploader last asked because its content could not be opened
     /// for a passing reason (``FolioFileSystem/takeDeferredUploads()``).
     var uploadsDeferred = false

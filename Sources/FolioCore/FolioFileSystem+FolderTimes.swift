@@ -3,16 +3,34 @@ extension FolioFileSystem {
     /// own (the remote's clock): the folder's local time — the one the user set, or that of the last change
     /// inside it here — is sent again after it, so the remote's echo never replaces it, here or elsewhere. (A
     /// remote time of the folder seen before this is recorded is not taken: ``folderTimeMayBeEcho(_:state:)``.)
+    /// Only the time is sent (``Node/timeDirty``): the folder's name, place and mode meanwhile are the
+    /// remote's, so another device's rename, move or mode change of the folder is never undone by it.
     func resendFolderTime(_ ino: UInt64, state: inout State) {
         guard var folder = state.nodes[ino], folder.kind == .directory, !folder.itemID.isContainerRoot,
               folder.remoteVersion != nil, !folder.kind.isLocalOnly else { return }
-        // A metadata change already waiting goes after this one anyway; one in flight must go once more.
-        if folder.metadataDirty && !state.uploadsInFlight.contains(folder.itemID) { return }
+        // A change of the folder already waiting sends its time anyway; one in flight must go once more.
+        let inFlight = state.uploadsInFlight.contains(folder.itemID)
+        if (folder.metadataDirty || folder.timeDirty) && !inFlight { return }
+        if inFlight { state.folderTimesResentInFlight.insert(folder.itemID) }
         logger.debug("the time of folder \(folder.name) (inode \(ino)) is sent again after a change inside it")
-        folder.metadataDirty = true
+        folder.timeDirty = true
         folder.dirtySequence = state.allocateSequence()
-        state.metadataEpochs[ino, default: 0] += 1
         saveDeferred(folder, state: &state)
+    }
+
+    /// Whether folder `ino`, deleted on the remote while only its time waited to be sent, holds changes here
+    /// that are kept: then it is created again for them; otherwise the remote's delete is taken.
+    func folderKeepsLocalChanges(_ ino: UInt64, state: borrowing State) -> Bool {
+        var folders = [ino]
+        while let folder = folders.popLast() {
+            for child in (state.children[folder] ?? [:]).values {
+                guard let node = state.nodes[child] else { continue }
+                if node.hasPendingUpload && !node.waitsOnlyForTime { return true }
+                if case .conflicted = node.state { return true }
+                if node.kind == .directory { folders.append(child) }
+            }
+        }
+        return false
     }
 
     /// Whether a time the remote reports for folder `ino` may be the echo of a change of ours inside it that

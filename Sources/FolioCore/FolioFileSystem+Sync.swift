@@ -335,6 +335,9 @@ extension FolioFileSystem {
             changes = RemoteItemChanges(
                 container: node.container, parentID: .some(parentID), name: node.name, mode: node.mode,
                 modificationTime: node.modificationTime)
+        } else if node.timeDirty {
+            // A folder's time sent again: its name, place and mode are the remote's (another device's change).
+            changes = RemoteItemChanges(modificationTime: node.modificationTime)
         }
         if !contentDirty && changes.isEmpty { return nil }
         changes.retryTag = retryTag(base: node.remoteVersion)
@@ -425,6 +428,7 @@ extension FolioFileSystem {
         ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
         placed: Bool, result: Result<RemoteItem?, FolioError>, state: inout State
     ) {
+        let timeResentMeanwhile = state.folderTimesResentInFlight.remove(itemID) != nil
         // An atomic save may have moved the item to another inode while the upload ran.
         let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
         guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
@@ -472,6 +476,8 @@ extension FolioFileSystem {
             } else if (state.metadataEpochs[ino] ?? 0) == epoch {
                 node.metadataDirty = false
             }
+            // Every upload of a folder sends its time; unless asked for again meanwhile, it went.
+            if !timeResentMeanwhile { node.timeDirty = false }
             // The remote gave the folder its own time for this (not for a folder's own attribute change).
             if placed && (contentSent || node.kind != .directory) { resendFolderTime(node.parent, state: &state) }
             resendFolderTimes(changedBy: itemID, state: &state)
@@ -480,6 +486,12 @@ extension FolioFileSystem {
             node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
             state.conflictFetches.insert(node.itemID)
             keeper?.contentChanged()
+        case .failure(.notFound) where node.waitsOnlyForTime && !folderKeepsLocalChanges(ino, state: state):
+            // Deleted on the remote while only its time waited here: the delete is taken (the next
+            // enumeration removes it, with what it held).
+            logger.info("\(node.name) was deleted on the remote: its time is not sent again")
+            node.timeDirty = false
+            refresher?.refreshSoon()
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
             // Deleted on the remote while changed here: the local version is kept and created again.
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
@@ -587,7 +599,10 @@ extension FolioFileSystem {
                             replays.append(.changed(ino: ino, content: true))
                             continue
                         }
-                        guard !node.hasPendingUpload, node.state != .conflicted else { continue }
+                        // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
+                        guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else {
+                            continue
+                        }
                         let contentChanged = node.remoteVersion != item.version && node.kind == .file
                         let moved = node.parent != parentIno || node.name != item.name
                         if moved, state.child(parentIno, item.name) != nil { continue }
@@ -605,7 +620,7 @@ extension FolioFileSystem {
                             invalidations.append((parentIno, item.name))
                         }
                         node.mode = item.mode
-                        if node.kind != .directory || !folderTimeMayBeEcho(ino, state: state) {
+                        if node.kind != .directory || (!node.timeDirty && !folderTimeMayBeEcho(ino, state: state)) {
                             node.modificationTime = item.modificationTime
                         }
                         node.symlinkTarget = item.symlinkTarget
@@ -652,7 +667,8 @@ extension FolioFileSystem {
             // Clean items of this container that the remote no longer has.
             let gone = state.nodes.values.filter {
                 $0.container == container.id && !seen.contains($0.itemID) && $0.remoteVersion != nil
-                    && !$0.hasPendingUpload && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
+                    && (!$0.hasPendingUpload || ($0.waitsOnlyForTime && !state.uploadsInFlight.contains($0.itemID)))
+                    && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
                     && $0.state != .conflicted && (state.children[$0.ino]?.isEmpty ?? true)
             }
             for node in gone {

@@ -41,6 +41,10 @@ public struct Node: Hashable, Sendable, Codable {
     public var remoteVersion: String?
     /// A rename, move, mode or time change waits for upload.
     public var metadataDirty: Bool
+    /// Only the modification time waits for upload: a folder's own time, sent again after a change of ours
+    /// inside it landed (the remote gave the folder a time of its own). Its name, place and mode stay the
+    /// remote's, taken from it meanwhile; only the time is sent.
+    public var timeDirty: Bool
     /// Kept materialized.
     public var pinned: Bool
     /// Other extended attributes (`user.*`), kept with the item.
@@ -57,8 +61,8 @@ public struct Node: Hashable, Sendable, Codable {
         size: Int64 = 0, modificationTime: Timestamp, changeTime: Timestamp? = nil, accessTime: Timestamp? = nil,
         mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil, device: UInt64 = 0,
         state: ItemState, contentFile: String? = nil, generation: UInt64 = 0, remoteVersion: String? = nil,
-        metadataDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:], dirtySequence: UInt64 = 0,
-        remoteContainer: ContainerID? = nil
+        metadataDirty: Bool = false, timeDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:],
+        dirtySequence: UInt64 = 0, remoteContainer: ContainerID? = nil
     ) {
         self.remoteContainer = remoteContainer
         self.ino = ino
@@ -81,6 +85,7 @@ public struct Node: Hashable, Sendable, Codable {
         self.generation = generation
         self.remoteVersion = remoteVersion
         self.metadataDirty = metadataDirty
+        self.timeDirty = timeDirty
         self.pinned = pinned
         self.xattrs = xattrs
         self.dirtySequence = dirtySequence
@@ -104,10 +109,19 @@ public struct Node: Hashable, Sendable, Codable {
     /// Whether the provider has never seen this item.
     public var needsCreate: Bool { remoteVersion == nil && !kind.isLocalOnly && !itemID.isContainerRoot }
 
+    /// Whether the only thing about this node that waits for the uploader is its time (``timeDirty``): the
+    /// remote's name, place, mode and deletion of it are taken meanwhile.
+    public var waitsOnlyForTime: Bool {
+        guard timeDirty, !metadataDirty, !needsCreate, !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
+        if case .dirty = state { return false }
+        if case .uploading = state { return false }
+        return true
+    }
+
     /// Whether anything about this node waits for the uploader.
     public var hasPendingUpload: Bool {
         guard !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
-        if needsCreate || metadataDirty { return true }
+        if needsCreate || metadataDirty || timeDirty { return true }
         if case .dirty = state { return true }
         if case .uploading = state { return true }
         return false

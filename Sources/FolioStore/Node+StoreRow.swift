@@ -28,7 +28,9 @@ extension Node {
         statement.bind(21, contentFile)
         statement.bind(22, Int64(bitPattern: generation))
         statement.bind(23, remoteVersion)
-        statement.bind(24, metadataDirty)
+        // Bit 0: the metadata waits; bit 1: only the time (``Node/timeDirty``). (A build that knows only bit 0
+        // reads either as "metadata waits", and sends it all.)
+        statement.bind(24, Int64((metadataDirty ? 1 : 0) | (timeDirty ? 2 : 0)))
         statement.bind(25, pinned)
         statement.bind(26, XattrCoding.encode(xattrs))
         statement.bind(27, Int64(bitPattern: dirtySequence))
@@ -55,6 +57,7 @@ extension Node {
         } catch {
             throw .io("metadata store: \(what()) has an unreadable state: \(error)")
         }
+        let dirty = try row.integer(23, what(), "metadata_dirty")
         let xattrs: [String: [UInt8]]
         do {
             xattrs = try XattrCoding.decode(row.optionalBlob(25))
@@ -86,7 +89,8 @@ extension Node {
             contentFile: row.optionalText(20),
             generation: UInt64(bitPattern: try row.integer(21, what(), "generation")),
             remoteVersion: row.optionalText(22),
-            metadataDirty: try row.integer(23, what(), "metadata_dirty") != 0,
+            metadataDirty: dirty & 1 != 0,
+            timeDirty: dirty & 2 != 0,
             pinned: try row.integer(24, what(), "pinned") != 0,
             xattrs: xattrs,
             dirtySequence: UInt64(bitPattern: try row.integer(26, what(), "dirty_sequence")),

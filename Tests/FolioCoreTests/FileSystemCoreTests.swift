@@ -120,7 +120,7 @@ final class FileSystemCoreTests: XCTestCase {
         guard case .dirty = core.fileSystem.node(fileIno)!.state else { return XCTFail("must stay dirty") }
         // The file's newer version, and the folder's time: the file's create gave the folder a new one remotely.
         XCTAssertEqual(core.fileSystem.pendingUploadCount, 2)
-        XCTAssertEqual(core.fileSystem.node(dirIno)?.metadataDirty, true)
+        XCTAssertEqual(core.fileSystem.node(dirIno)?.timeDirty, true)
     }
 
     func testAFolderTimeIsSentAgainAfterAChildLandsAndTheRemoteEchoIsNotTaken() async throws {
@@ -148,7 +148,7 @@ final class FileSystemCoreTests: XCTestCase {
         try core.fileSystem.applyEnumeration(of: .drive, items: [echo])
         XCTAssertEqual(core.fileSystem.node(dir.ino)?.modificationTime, userTime, "the echo was taken")
         XCTAssertNotNil(core.completeCreate(fileWork, version: "f1"))
-        XCTAssertEqual(core.fileSystem.node(dir.ino)?.metadataDirty, true, "the folder's time is not sent again")
+        XCTAssertEqual(core.fileSystem.node(dir.ino)?.timeDirty, true, "the folder's time is not sent again")
         work = core.fileSystem.nextUploadWork(limit: 10)
         guard case .modify(_, _, _, _, let changes, _, _, _) = work.first else { return XCTFail("\(work)") }
         XCTAssertEqual(changes.modificationTime, userTime)
