@@ -36,7 +36,7 @@ final class FailedUploadRetryTests: MountTestCase {
         Shell.check("chmod 0755 '\(docs)'")
         let retry = fixture.folio("retry '\(first)'")
         XCTAssertEqual(retry.status, 0, retry.stderr)
-        XCTAssertTrue(retry.stdout.contains("retrying 1 failed uploads in docs/first.txt"), retry.stdout)
+        XCTAssertTrue(retry.stdout.contains("retrying 1 failed upload in docs/first.txt"), retry.stdout)
         fixture.waitForUploads(timeout: 60)
         XCTAssertEqual(fixture.remoteText("docs/first.txt"), "first\n")
         XCTAssertFalse(fixture.folio("status '\(m)'").stdout.contains("FAILED"))
