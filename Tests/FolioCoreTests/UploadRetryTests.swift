@@ -16,6 +16,9 @@ private final class RefusingProvider: Provider {
     /// Create attempts by name.
     let attemptsByName = Mutex<[String: Int]>([:])
     let created = Mutex<[String]>([])
+    /// A name renames to which fail with `.invalidArgument`; modify attempts by name.
+    let refusedRename = Mutex<String?>(nil)
+    let modifiesByName = Mutex<[String: Int]>([:])
 
     func listContainers() async throws -> [Container] { [.drive] }
 
@@ -51,10 +54,13 @@ private final class RefusingProvider: Provider {
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?
     ) async throws -> RemoteItem {
-        // Only metadata changes come here (a folder's time sent again): taken as they are.
+        // Only metadata changes come here (a folder's time sent again, a rename): taken as they are.
         guard let name = changes.name else { throw FolioError.notFound("\(id)") }
+        modifiesByName.withLock { $0[name, default: 0] += 1 }
+        if refusedRename.withLock({ $0 == name }) { throw FolioError.invalidArgument("the remote refuses \(name)") }
         return RemoteItem(
-            id: id, container: container, parentID: changes.parentID ?? nil, name: name, kind: .directory, size: 0,
+            id: id, container: container, parentID: changes.parentID ?? nil, name: name,
+            kind: name.contains(".") ? .file : .directory, size: 0,
             modificationTime: changes.modificationTime ?? .now(), mode: changes.mode ?? 0o755, version: "v2")
     }
 
@@ -219,6 +225,39 @@ final class UploadRetryTests: XCTestCase {
         XCTAssertEqual(harness.fileSystem.status().failures, [])
         XCTAssertEqual(harness.fileSystem.status().waitingForUser, 0)
         XCTAssertNotNil(harness.fileSystem.node(folder.ino)?.remoteVersion)
+    }
+
+    /// A rename the remote refuses until the user acts is held back the same way; a new change sends it again.
+    func testARenameThatNeedsTheUserIsHeldBackUntilChangedAgain() async throws {
+        let harness = try CoreHarness()
+        let provider = RefusingProvider()
+        provider.refusedRename.withLock { $0 = "bad.txt" }
+        let clock = ManualClock()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), clock: clock,
+            minimumBackoff: .seconds(100), maximumBackoff: .seconds(100), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        try await harness.write("doc.txt", "content")
+        uploader.start()
+        defer { uploader.stop() }
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        let root = FolioFileSystem.rootIno
+        try harness.fileSystem.rename(parent: root, name: "doc.txt", newParent: root, newName: "bad.txt", flags: [])
+        try await waitUntil { harness.fileSystem.status().waitingForUser == 1 }
+        let failures = harness.fileSystem.status().failures
+        XCTAssertTrue(failures.first?.hasPrefix("bad.txt: ") ?? false, "\(failures)")
+        XCTAssertTrue(failures.first?.contains("needs you: the remote refuses the name") ?? false, "\(failures)")
+
+        try await harness.write("other.txt", "other")
+        try await waitUntil { provider.created.withLock { $0 } == ["doc.txt", "other.txt"] }
+        XCTAssertEqual(provider.modifiesByName.withLock { $0["bad.txt"] }, 1, "held back, not retried")
+
+        // Renamed again: a new change, sent at once.
+        try harness.fileSystem.rename(parent: root, name: "bad.txt", newParent: root, newName: "good.txt", flags: [])
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(provider.modifiesByName.withLock { $0["good.txt"] }, 1)
+        XCTAssertEqual(harness.fileSystem.status().failures, [])
+        XCTAssertEqual(harness.fileSystem.status().waitingForUser, 0)
     }
 
     private func waitUntil(
