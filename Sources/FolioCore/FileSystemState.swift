@@ -197,7 +197,8 @@ struct State: Sendable {
     /// How many pending nodes wait for the user: `failed`, held for the user, or inside folders not created yet
     /// whose create is held.
     var uploadsWaitingForUser: Int {
-        nodes.pending.lazy.filter { ino in
+        if uploadsNeedingUser.isEmpty && nodes.failed.isEmpty { return 0 }
+        return nodes.pending.lazy.filter { ino in
             var next = nodes[ino]
             while let node = next {
                 if case .failed = node.state { return true }

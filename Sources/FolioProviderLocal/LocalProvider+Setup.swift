@@ -5,8 +5,9 @@ import SystemPackage
 extension LocalProvider {
     /// Makes `root` a local remote holding the Drive container: creates the directory if needed, writes the
     /// manifest, the provider's state directory and `com.folio.drive/`. Running it again on a remote is
-    /// harmless (a missing Drive is added back). A non-empty directory that is not a remote is refused with
-    /// `.invalidArgument`, and a file system without user xattrs with `.notSupported`.
+    /// harmless (a missing Drive is added back), also from several processes at once (the manifest is changed
+    /// under the remote's lock). A non-empty directory that is not a remote (it holds more than `.folio`) is
+    /// refused with `.invalidArgument`, and a file system without user xattrs with `.notSupported`.
     public static func initialize(at root: FilePath) throws {
         let layout = RemoteLayout(root: root)
         if let status = try SystemCalls.statusIfPresent(root) {
