@@ -75,6 +75,10 @@ struct State: Sendable {
     /// Why the last upload of an item failed in a way that clears by itself, and what it waits for (for
     /// `folio status`), until an upload of it succeeds.
     var uploadWaits: [UInt64: String] = [:]
+    /// Folder creates and metadata-only changes the remote refused in a way only the user can clear (they have
+    /// no content state to make `failed`): the sequence of the change refused, and why. Not uploaded again while
+    /// the node's `dirtySequence` is that one: until `folio retry`, a new change, or the next mount.
+    var uploadsNeedingUser: [UInt64: (sequence: UInt64, reason: String)] = [:]
     /// Provider reachability as last seen by the services.
     var providerOnline = true
     var lastProviderError: String?
@@ -188,6 +192,28 @@ struct State: Sendable {
             current = node.parent
         }
         return false
+    }
+
+    /// Whether the pending change of `node` is one the remote refused until the user acts
+    /// (``uploadsNeedingUser``): not changed since.
+    func isHeldForUser(_ node: Node) -> Bool {
+        uploadsNeedingUser[node.ino]?.sequence == node.dirtySequence
+    }
+
+    /// How many pending nodes wait for the user: `failed`, held for the user, or inside folders not created yet
+    /// whose create is held.
+    var uploadsWaitingForUser: Int {
+        if uploadsNeedingUser.isEmpty && nodes.failed.isEmpty { return 0 }
+        return nodes.pending.lazy.filter { ino in
+            var next = nodes[ino]
+            while let node = next {
+                if case .failed = node.state { return true }
+                if isHeldForUser(node) { return true }
+                guard let parent = nodes[node.parent], parent.remoteVersion == nil else { return false }
+                next = parent
+            }
+            return false
+        }.count
     }
 
     /// The path of `ino` below the root of the container tree it is in (`Docs/a.txt`), or `nil` if it is gone.

@@ -1,7 +1,8 @@
 extension FolioFileSystem {
-    /// Makes items whose upload `failed` (for a reason that needed the user) wait for upload again, and wakes
-    /// the uploader at once: every such item, or those at or under `ino`. Called at mount and by `folio retry`
-    /// (DESIGN.md §2 "Upload"). Returns how many items were `failed`.
+    /// Makes items whose upload `failed` (for a reason that needed the user), and folder creates and metadata
+    /// changes the remote refused that way, wait for upload again, and wakes the uploader at once: every such
+    /// item, or those at or under `ino`. Called at mount and by `folio retry` (DESIGN.md §2 "Upload"). Returns
+    /// how many items there were.
     @discardableResult
     public func retryFailedUploads(under ino: UInt64? = nil) -> Int {
         let count = state.withLock { state in
@@ -12,6 +13,13 @@ extension FolioFileSystem {
                 logger.info("retrying the upload of \(node.name) (it failed: \(reason))")
                 node.state = .dirty(generation: node.generation)
                 saveDeferred(node, state: &state)
+                count += 1
+            }
+            for held in state.uploadsNeedingUser.keys.sorted() {
+                if let ino, !state.isAncestor(ino, of: held) { continue }
+                let entry = state.uploadsNeedingUser.removeValue(forKey: held)
+                guard let node = state.nodes[held], entry?.sequence == node.dirtySequence else { continue }
+                logger.info("retrying the upload of \(node.name) (the remote refused it: \(entry?.reason ?? ""))")
                 count += 1
             }
             return count

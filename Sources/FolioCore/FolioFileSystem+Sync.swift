@@ -74,6 +74,10 @@ public struct FileSystemStatus: Sendable, Codable {
     /// Items whose last upload failed in a way that clears by itself (`path: error (what it waits for)`, at most
     /// 20): retried with a capped backoff.
     public var waiting: [String] = []
+    /// Of ``pendingUploads``, those that wait for the user: `failed` items, changes the remote refused until the
+    /// user acts, and what is inside a folder whose create was refused. Not retried until `folio retry`, a new
+    /// change or the next mount (`folio unmount --wait` does not wait for them).
+    public var waitingForUser = 0
 }
 
 extension FolioFileSystem {
@@ -255,12 +259,13 @@ extension FolioFileSystem {
     }
 
     /// Whether a pending node can be uploaded now: not in flight, not being written, not waiting for a
-    /// decision (conflicted, failed), and its parent known to the provider.
+    /// decision (conflicted, failed, a change refused until the user acts), and its parent known to the provider.
     private func isReadyForUpload(_ node: Node, state: borrowing State) -> Bool {
         if state.uploadsInFlight.contains(node.itemID) { return false }
         if let session = state.sessions[node.ino], !session.handles.isEmpty { return false }
         if case .conflicted = node.state { return false }
         if case .failed = node.state { return false }
+        if state.isHeldForUser(node) { return false }
         guard let parent = state.nodes[node.parent], parent.remoteVersion != nil else { return false }
         return true
     }
@@ -462,6 +467,7 @@ extension FolioFileSystem {
             state.uncertainUploads.remove(itemID)
         }
         state.uploadWaits[ino] = nil
+        state.uploadsNeedingUser[ino] = nil
         switch result {
         case .success(let item):
             if let item {
@@ -505,12 +511,17 @@ extension FolioFileSystem {
                     generation: current, reason: UploadFailure.failedReason(error), retryable: !failure.needsUser)))
                     ?? node.state
             }
-            // (A folder's create or a metadata-only change has no content state to fail: it keeps being retried,
-            // and `folio status` lists it as waiting, with what the user can do.)
-            state.uploadWaits[ino] = failure.needsUser
-                ? UploadFailure.failedReason(error) : "\(error) (\(failure.remedy))"
+            if case .failed = node.state {
+            } else if failure.needsUser {
+                // A folder's create or a metadata-only change has no content state to fail: it is held back until
+                // the user retries it or changes it again (unless it changed already while the upload ran).
+                if (state.metadataEpochs[ino] ?? 0) == epoch && node.generation == generation {
+                    state.uploadsNeedingUser[ino] = (node.dirtySequence, UploadFailure.failedReason(error))
+                }
+            } else {
+                state.uploadWaits[ino] = "\(error) (\(failure.remedy))"
+            }
         }
-        if case .failed = node.state { state.uploadWaits[ino] = nil }
         // Written with the next group write: lost in a crash, the upload is simply made again.
         saveDeferred(node, state: &state)
     }
@@ -794,6 +805,10 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], case .failed(let reason) = node.state else { continue }
                 failures.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
+            for (ino, held) in state.uploadsNeedingUser.sorted(by: { $0.key < $1.key }) where failures.count < 20 {
+                guard let node = state.nodes[ino], state.isHeldForUser(node) else { continue }
+                failures.append("\(state.path(of: node.ino) ?? node.name): \(held.reason)")
+            }
             var waiting: [String] = []
             for (ino, reason) in state.uploadWaits.sorted(by: { $0.key < $1.key }) where waiting.count < 20 {
                 guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
@@ -803,7 +818,7 @@ extension FolioFileSystem {
                 states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
-                failures: failures.sorted(), waiting: waiting.sorted())
+                failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)
         }
     }
 

@@ -252,7 +252,7 @@ public final class Daemon: @unchecked Sendable {
                 let shown = request.path.map { $0.isEmpty ? "/" : $0 } ?? "the mount"
                 response.message = count == 0
                     ? "nothing failed in \(shown); waiting uploads are retried now"
-                    : "retrying \(count) failed uploads in \(shown)"
+                    : "retrying \(Wording.count(count, "failed upload")) in \(shown)"
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }

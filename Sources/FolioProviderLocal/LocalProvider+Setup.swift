@@ -5,32 +5,46 @@ import SystemPackage
 extension LocalProvider {
     /// Makes `root` a local remote holding the Drive container: creates the directory if needed, writes the
     /// manifest, the provider's state directory and `com.folio.drive/`. Running it again on a remote is
-    /// harmless (a missing Drive is added back). A non-empty directory that is not a remote is refused with
-    /// `.invalidArgument`, and a file system without user xattrs with `.notSupported`.
+    /// harmless (a missing Drive is added back), also from several processes at once (the manifest is changed
+    /// under the remote's lock). A non-empty directory that is not a remote (it holds more than `.folio`) is
+    /// refused with `.invalidArgument`, and a file system without user xattrs with `.notSupported`.
     public static func initialize(at root: FilePath) throws {
         let layout = RemoteLayout(root: root)
-        var manifest = try RemoteManifest.load(from: layout.manifest)
         if let status = try SystemCalls.statusIfPresent(root) {
             guard status.kind == .directory else { throw FolioError.notDirectory("\(root) is not a directory") }
-            if manifest == nil, !(try SystemCalls.directoryEntries(root)).isEmpty {
-                throw FolioError.invalidArgument(
-                    "\(root) is not empty and is not a Folio remote (no .folio-remote.json): "
-                        + "use a new or empty directory"
-                )
-            }
+            try refuseForeignFolder(layout)
         } else {
             try SystemCalls.makeDirectories(root)
         }
         try SystemCalls.makeDirectories(layout.staging)
         try checkExtendedAttributes(in: layout.stateDirectory)
-        if manifest?.entry(for: .drive) == nil || manifest?.remoteID == nil {
-            var updated = manifest ?? RemoteManifest()
-            updated.upsert(.drive)
-            updated.remoteID = updated.remoteID ?? UUID().uuidString
-            try updated.save(to: layout.manifest)
-            manifest = updated
+        // Read again under the lock: another process may be making the same folder a remote at this moment.
+        try RemoteLock(layout: layout).withExclusiveLock {
+            try refuseForeignFolder(layout)
+            let manifest = try RemoteManifest.load(from: layout.manifest)
+            if manifest?.entry(for: .drive) == nil || manifest?.remoteID == nil {
+                var updated = manifest ?? RemoteManifest()
+                if updated.entry(for: .drive) == nil { updated.upsert(.drive) }
+                updated.remoteID = updated.remoteID ?? UUID().uuidString
+                try updated.save(to: layout.manifest)
+            }
         }
         try SystemCalls.makeDirectories(layout.directory(of: .drive))
+    }
+
+    /// Refuses (`.invalidArgument`) a folder that holds something and is not a remote: one without a manifest
+    /// holding more than the remote's own names (`.folio`, and `.folio-…`: a remote another process is making).
+    private static func refuseForeignFolder(_ layout: RemoteLayout) throws {
+        guard try RemoteManifest.load(from: layout.manifest) == nil else { return }
+        let foreign = try SystemCalls.directoryEntries(layout.root).filter {
+            $0 != ".folio" && !ItemName.isInternal($0)
+        }
+        if !foreign.isEmpty {
+            throw FolioError.invalidArgument(
+                "\(layout.root) is not empty and is not a Folio remote (no .folio-remote.json): "
+                    + "use a new or empty directory"
+            )
+        }
     }
 
     /// Whether `root` is a local remote (has a manifest).
@@ -46,19 +60,25 @@ extension LocalProvider {
 
     /// The identity of the remote, recorded in its manifest: made now for a remote from before identities.
     static func establishIdentity(of layout: RemoteLayout) throws -> String {
-        guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
+        guard let manifest = try RemoteManifest.load(from: layout.manifest) else {
             throw FolioError.invalidArgument(
                 "\(layout.root) is not a Folio remote (no .folio-remote.json): make it one with "
                     + "LocalProvider.initialize(at:)")
         }
         if let remoteID = manifest.remoteID { return remoteID }
-        manifest.remoteID = UUID().uuidString
-        try manifest.save(to: layout.manifest)
-        // Another provider may have done the same at the same moment: the one saved last is the identity.
-        guard let remoteID = try RemoteManifest.load(from: layout.manifest)?.remoteID else {
-            throw FolioError.io("cannot record the identity of the remote \(layout.root)")
+        // Made under the lock and read again there: another process may be making it at this moment, and
+        // all must end with the one recorded.
+        try SystemCalls.makeDirectories(layout.stateDirectory)
+        return try RemoteLock(layout: layout).withExclusiveLock {
+            guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
+                throw FolioError.offline("the manifest of the remote \(layout.root) is gone")
+            }
+            if let remoteID = manifest.remoteID { return remoteID }
+            let remoteID = UUID().uuidString
+            manifest.remoteID = remoteID
+            try manifest.save(to: layout.manifest)
+            return remoteID
         }
-        return remoteID
     }
 
     /// Adds a container to the remote at `root` (or updates its display name and visibility): records it in
@@ -67,12 +87,19 @@ extension LocalProvider {
     public static func addContainer(_ container: Container, at root: FilePath) throws {
         try ItemName.validateContainerID(container.id)
         let layout = RemoteLayout(root: root)
-        guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
+        guard try RemoteManifest.load(from: layout.manifest) != nil else {
             throw FolioError.invalidArgument("\(root) is not a Folio remote: initialize it first")
         }
-        if manifest.entry(for: container.id) != RemoteManifest.Entry(container) {
-            manifest.upsert(container)
-            try manifest.save(to: layout.manifest)
+        // Read again under the lock, so an entry another process adds at this moment is kept.
+        try SystemCalls.makeDirectories(layout.stateDirectory)
+        try RemoteLock(layout: layout).withExclusiveLock {
+            guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
+                throw FolioError.invalidArgument("\(root) is not a Folio remote: initialize it first")
+            }
+            if manifest.entry(for: container.id) != RemoteManifest.Entry(container) {
+                manifest.upsert(container)
+                try manifest.save(to: layout.manifest)
+            }
         }
         try SystemCalls.makeDirectories(layout.directory(of: container.id))
     }

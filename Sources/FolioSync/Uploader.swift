@@ -142,18 +142,29 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
 
     /// What the upload loop wakes up for.
     private enum Event: Sendable {
-        /// An upload ended (successfully or not).
-        case finished(Bool)
+        /// An upload ended.
+        case finished(Outcome)
         /// New work was reported.
         case workReported
         /// A retry's wait is over.
         case retryDue
     }
 
+    /// How a provider call ended.
+    private enum Outcome: Sendable {
+        /// All of it reached the provider.
+        case succeeded
+        /// Some of it failed in a way that is retried (it clears by itself, or a conflict): after a backoff.
+        case willRetry
+        /// Some of it failed in a way only the user can clear: the core holds it back, nothing to wait for.
+        case needsUser
+    }
+
     /// Keeps up to ``concurrency`` provider calls running: as soon as one ends, or new work is reported, the
-    /// next starts (a slow upload does not hold back the others). After a failure no new call starts until the
-    /// backoff has passed (calls in flight go on); the backoff grows with every failure (``UploadBackoff``) and
-    /// starts over once the queue is empty or the user asks for a retry.
+    /// next starts (a slow upload does not hold back the others). After a failure that is retried no new call
+    /// starts until the backoff has passed (calls in flight go on); the backoff grows with every such failure
+    /// (``UploadBackoff``) and starts over once a call succeeds, the queue is empty or the user asks for a retry.
+    /// A failure that needs the user asks for no backoff: the core holds that item back until the user acts.
     private func run() async {
         await withTaskGroup(of: Event.self) { group in
             var running = 0
@@ -207,9 +218,13 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
                         retryAt = nil
                     }
                 case .retryDue: sleeping = false
-                case .finished(let succeeded):
+                case .finished(let outcome):
                     running -= 1
-                    if !succeeded { retryAt = clock.now.advanced(by: backoff.failed()) }
+                    switch outcome {
+                    case .succeeded: backoff.reset()
+                    case .willRetry: retryAt = clock.now.advanced(by: backoff.failed())
+                    case .needsUser: break
+                    }
                 case nil: break
                 }
             }
@@ -217,10 +232,10 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         }
     }
 
-    /// Makes one provider call: several creates in one, or one piece of work. Says whether all of it succeeded.
-    private func perform(_ call: [UploadWork]) async -> Bool {
+    /// Makes one provider call: several creates in one, or one piece of work. Says how it ended.
+    private func perform(_ call: [UploadWork]) async -> Outcome {
         if call.count <= 1 {
-            guard let work = call.first else { return true }
+            guard let work = call.first else { return .succeeded }
             return await perform(work)
         }
         let creations = call.compactMap { work -> ItemCreation? in
@@ -241,13 +256,20 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             outcomes.append((work, result))
         }
         fileSystem.finishUploads(outcomes)
-        return !outcomes.contains {
-            if case .failure = $0.result { return true }
-            return false
-        }
+        return Self.outcome(outcomes.map(\.result))
     }
 
-    private func perform(_ work: UploadWork) async -> Bool {
+    /// How a call with these results ended: retried if any failure is, else needing the user if any failure does.
+    private static func outcome(_ results: [Result<RemoteItem?, FolioError>]) -> Outcome {
+        let failures = results.compactMap { result -> FolioError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        if failures.isEmpty { return .succeeded }
+        return failures.allSatisfy { UploadFailure($0).needsUser } ? .needsUser : .willRetry
+    }
+
+    private func perform(_ work: UploadWork) async -> Outcome {
         let result: Result<RemoteItem?, FolioError>
         do {
             switch work {
@@ -272,8 +294,9 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         }
         work.closeContents()
         fileSystem.finishUpload(work, result: result)
-        if case .failure = result { return false }
-        return true
+        // A delete that fails is retried whatever the reason (it has no state to hold it back in).
+        if case .delete = work, case .failure = result { return .willRetry }
+        return Self.outcome([result])
     }
 }
 

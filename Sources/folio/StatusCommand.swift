@@ -38,7 +38,8 @@ struct StatusCommand: ParsableCommand {
                 }
                 print("provider: OFFLINE\(reason ?? ""); uploads wait until it is back")
             }
-            print("uploads:  \(summary.pendingUploads) pending, \(summary.uploadsInFlight) in flight")
+            let needYou = summary.waitingForUser > 0 ? " (\(summary.waitingForUser) need you)" : ""
+            print("uploads:  \(summary.pendingUploads) pending\(needYou), \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             print("items:    \(states.joined(separator: ", "))")
             // Retried by themselves, then those that need the user.

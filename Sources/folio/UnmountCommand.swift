@@ -53,15 +53,17 @@ struct UnmountCommand: ParsableCommand {
     }
 
     /// Waits until the daemon of `mountpoint` has no upload left to make, showing how many are left, and
-    /// returns its last answer. Uploads that failed for good (they need the user) are not waited for.
+    /// returns its last answer. Uploads that wait for the user (failed, or refused until the user acts) are not
+    /// waited for.
     private static func waitForUploads(mountpoint: String, answer: ControlResponse) throws -> ControlResponse {
         var answer = answer
         var progress = ProgressLine()
         defer { progress.finish() }
         while let summary = answer.summary, summary.pendingUploads > 0 {
-            let failed = summary.states["failed"] ?? 0
-            if summary.uploadsInFlight == 0, failed > 0, summary.pendingUploads <= failed {
-                progress.show("not waiting for \(Wording.count(failed, "upload")) that failed: folio status says why")
+            let stuck = summary.waitingForUser
+            if summary.uploadsInFlight == 0, stuck > 0, summary.pendingUploads <= stuck {
+                progress.show(
+                    "not waiting for what needs you (\(Wording.count(stuck, "upload"))): folio status says why")
                 break
             }
             var line = "waiting for \(Wording.count(summary.pendingUploads, "upload")) to reach the remote "

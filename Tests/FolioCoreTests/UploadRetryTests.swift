@@ -10,8 +10,15 @@ import XCTest
 /// A provider whose creates fail with ``failure`` while it is set; counts the attempts.
 private final class RefusingProvider: Provider {
     let failure = Mutex<FolioError?>(nil)
+    /// When set, only creates of this name fail.
+    let refusedName = Mutex<String?>(nil)
     let attempts = Atomic(0)
+    /// Create attempts by name.
+    let attemptsByName = Mutex<[String: Int]>([:])
     let created = Mutex<[String]>([])
+    /// A name renames to which fail with `.invalidArgument`; modify attempts by name.
+    let refusedRename = Mutex<String?>(nil)
+    let modifiesByName = Mutex<[String: Int]>([:])
 
     func listContainers() async throws -> [Container] { [.drive] }
 
@@ -32,7 +39,10 @@ private final class RefusingProvider: Provider {
 
     func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         attempts.add(1, ordering: .sequentiallyConsistent)
-        if let failure = failure.withLock({ $0 }) { throw failure }
+        attemptsByName.withLock { $0[template.name, default: 0] += 1 }
+        if let failure = failure.withLock({ $0 }), refusedName.withLock({ $0 == nil || $0 == template.name }) {
+            throw failure
+        }
         created.withLock { $0.append(template.name) }
         return RemoteItem(
             id: template.id, container: template.container, parentID: template.parentID, name: template.name,
@@ -44,7 +54,14 @@ private final class RefusingProvider: Provider {
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?
     ) async throws -> RemoteItem {
-        throw FolioError.notFound("\(id)")
+        // Only metadata changes come here (a folder's time sent again, a rename): taken as they are.
+        guard let name = changes.name else { throw FolioError.notFound("\(id)") }
+        modifiesByName.withLock { $0[name, default: 0] += 1 }
+        if refusedRename.withLock({ $0 == name }) { throw FolioError.invalidArgument("the remote refuses \(name)") }
+        return RemoteItem(
+            id: id, container: container, parentID: changes.parentID ?? nil, name: name,
+            kind: name.contains(".") ? .file : .directory, size: 0,
+            modificationTime: changes.modificationTime ?? .now(), mode: changes.mode ?? 0o755, version: "v2")
     }
 
     func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {}
@@ -156,6 +173,91 @@ final class UploadRetryTests: XCTestCase {
         XCTAssertEqual(provider.created.withLock { $0 }, ["doc.txt"])
         XCTAssertEqual(harness.fileSystem.node(ino)?.state, .materialized)
         XCTAssertEqual(harness.fileSystem.status().failures, [])
+    }
+
+    /// A folder create the remote refuses until the user acts has no content state to make `failed`: it is held
+    /// back (never retried by itself), counted and listed as needing the user, and the uploads after it do not
+    /// wait for any backoff; `folio retry` (or a new change) sends it again.
+    func testAFolderCreateThatNeedsTheUserIsHeldBackWithoutSlowingOtherUploads() async throws {
+        let harness = try CoreHarness()
+        let provider = RefusingProvider()
+        provider.failure.withLock { $0 = .accessDenied("the remote folder") }
+        provider.refusedName.withLock { $0 = "locked" }
+        let clock = ManualClock()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), clock: clock,
+            minimumBackoff: .seconds(100), maximumBackoff: .seconds(100), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        let folder = try harness.fileSystem.makeDirectory(
+            parent: FolioFileSystem.rootIno, name: "locked", permissions: 0o755, context: CoreHarness.context())
+        uploader.start()
+        defer { uploader.stop() }
+        let attempts = { provider.attemptsByName.withLock { $0["locked"] ?? 0 } }
+        try await waitUntil { harness.fileSystem.status().waitingForUser == 1 }
+        XCTAssertEqual(attempts(), 1)
+        let status = harness.fileSystem.status()
+        XCTAssertEqual(status.pendingUploads, 1)
+        XCTAssertEqual(status.failures.count, 1, "\(status.failures)")
+        XCTAssertTrue(status.failures.first?.hasPrefix("locked: access denied: ") ?? false, "\(status.failures)")
+        XCTAssertTrue(status.failures.first?.contains("folio retry") ?? false, "\(status.failures)")
+        XCTAssertEqual(status.waiting, [])
+
+        // Later edits go at once (the clock never moves): no backoff; the folder is not tried again.
+        try await harness.write("first.txt", "first")
+        try await waitUntil { provider.created.withLock { $0 } == ["first.txt"] }
+        clock.advance(by: .seconds(1000))
+        try await harness.write("second.txt", "second")
+        try await waitUntil { provider.created.withLock { $0 } == ["first.txt", "second.txt"] }
+        XCTAssertEqual(attempts(), 1, "held back, not retried")
+        XCTAssertEqual(harness.fileSystem.status().waitingForUser, 1)
+        XCTAssertEqual(harness.fileSystem.pendingUploadCount, 1)
+
+        // A file made inside it waits for it, and for the user too.
+        try await harness.write("locked/inside.txt", "inside")
+        try await waitUntil { harness.fileSystem.status().waitingForUser == 2 }
+
+        // The user gave access: `folio retry` sends it and what waited for it.
+        provider.failure.withLock { $0 = nil }
+        XCTAssertEqual(harness.fileSystem.retryFailedUploads(), 1)
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(attempts(), 2)
+        XCTAssertEqual(provider.created.withLock { $0 }, ["first.txt", "second.txt", "locked", "inside.txt"])
+        XCTAssertEqual(harness.fileSystem.status().failures, [])
+        XCTAssertEqual(harness.fileSystem.status().waitingForUser, 0)
+        XCTAssertNotNil(harness.fileSystem.node(folder.ino)?.remoteVersion)
+    }
+
+    /// A rename the remote refuses until the user acts is held back the same way; a new change sends it again.
+    func testARenameThatNeedsTheUserIsHeldBackUntilChangedAgain() async throws {
+        let harness = try CoreHarness()
+        let provider = RefusingProvider()
+        provider.refusedRename.withLock { $0 = "bad.txt" }
+        let clock = ManualClock()
+        let uploader = Uploader(
+            fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"), clock: clock,
+            minimumBackoff: .seconds(100), maximumBackoff: .seconds(100), quietPeriod: .zero)
+        harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+        try await harness.write("doc.txt", "content")
+        uploader.start()
+        defer { uploader.stop() }
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        let root = FolioFileSystem.rootIno
+        try harness.fileSystem.rename(parent: root, name: "doc.txt", newParent: root, newName: "bad.txt", flags: [])
+        try await waitUntil { harness.fileSystem.status().waitingForUser == 1 }
+        let failures = harness.fileSystem.status().failures
+        XCTAssertTrue(failures.first?.hasPrefix("bad.txt: ") ?? false, "\(failures)")
+        XCTAssertTrue(failures.first?.contains("needs you: the remote refuses the name") ?? false, "\(failures)")
+
+        try await harness.write("other.txt", "other")
+        try await waitUntil { provider.created.withLock { $0 } == ["doc.txt", "other.txt"] }
+        XCTAssertEqual(provider.modifiesByName.withLock { $0["bad.txt"] }, 1, "held back, not retried")
+
+        // Renamed again: a new change, sent at once.
+        try harness.fileSystem.rename(parent: root, name: "bad.txt", newParent: root, newName: "good.txt", flags: [])
+        try await waitUntil { harness.fileSystem.pendingUploadCount == 0 }
+        XCTAssertEqual(provider.modifiesByName.withLock { $0["good.txt"] }, 1)
+        XCTAssertEqual(harness.fileSystem.status().failures, [])
+        XCTAssertEqual(harness.fileSystem.status().waitingForUser, 0)
     }
 
     private func waitUntil(
