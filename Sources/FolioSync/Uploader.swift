@@ -30,6 +30,9 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         var firstUnseenChange: C.Instant?
         /// The user asked to retry now (``retryNow()``).
         var retryRequested = false
+        /// Calls that failed in a way that is retried, counted before their outcome reaches the core (which may
+        /// report the work again at once): the loop applies their backoff before it starts another call.
+        var retriedFailures = 0
     }
 
     private let wake = Mutex(WakeState())
@@ -114,6 +117,20 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         uploadsPending()
     }
 
+    /// How a call ended, told to the loop before the core hears of it (see ``WakeState/retriedFailures``).
+    private func noting(_ outcome: Outcome) -> Outcome {
+        if outcome == .willRetry { wake.withLock { $0.retriedFailures += 1 } }
+        return outcome
+    }
+
+    /// The retried failures since the last look.
+    private func takeRetriedFailures() -> Int {
+        wake.withLock { state in
+            defer { state.retriedFailures = 0 }
+            return state.retriedFailures
+        }
+    }
+
     /// Whether ``retryNow()`` was called since the last look.
     private func takeRetryRequest() -> Bool {
         wake.withLock { state in
@@ -174,6 +191,7 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             var sleeping = false
             let clock = self.clock
             while !Task.isCancelled {
+                for _ in 0..<takeRetriedFailures() { retryAt = clock.now.advanced(by: backoff.failed()) }
                 if let due = retryAt, due > clock.now {
                     if !sleeping {
                         sleeping = true
@@ -222,8 +240,7 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
                     running -= 1
                     switch outcome {
                     case .succeeded: backoff.reset()
-                    case .willRetry: retryAt = clock.now.advanced(by: backoff.failed())
-                    case .needsUser: break
+                    case .willRetry, .needsUser: break  // a retried failure's backoff is applied at the top
                     }
                 case nil: break
                 }
@@ -255,8 +272,9 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             work.closeContents()
             outcomes.append((work, result))
         }
+        let outcome = noting(Self.outcome(outcomes.map(\.result)))
         fileSystem.finishUploads(outcomes)
-        return Self.outcome(outcomes.map(\.result))
+        return outcome
     }
 
     /// How a call with these results ended: retried if any failure is, else needing the user if any failure does.
@@ -293,10 +311,12 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             logger.warning("upload failed, will retry if it can: \(work.summary): \(error)")
         }
         work.closeContents()
-        fileSystem.finishUpload(work, result: result)
         // A delete that fails is retried whatever the reason (it has no state to hold it back in).
-        if case .delete = work, case .failure = result { return .willRetry }
-        return Self.outcome([result])
+        var outcome = Self.outcome([result])
+        if case .delete = work, case .failure = result { outcome = .willRetry }
+        _ = noting(outcome)
+        fileSystem.finishUpload(work, result: result)
+        return outcome
     }
 }
 
