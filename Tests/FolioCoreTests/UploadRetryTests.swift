@@ -8,7 +8,7 @@ import SystemPackage
 import XCTest
 
 /// A provider whose creates fail with ``failure`` while it is set; counts the attempts.
-private final class RefusingProvider: Provider {
+private final class RefusingProvider: UploadOnlyProvider {
     let failure = Mutex<FolioError?>(nil)
     /// When set, only creates of this name fail.
     let refusedName = Mutex<String?>(nil)
@@ -19,23 +19,6 @@ private final class RefusingProvider: Provider {
     /// A name renames to which fail with `.invalidArgument`; modify attempts by name.
     let refusedRename = Mutex<String?>(nil)
     let modifiesByName = Mutex<[String: Int]>([:])
-
-    func listContainers() async throws -> [Container] { [.drive] }
-
-    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
-        ([], SyncAnchor("0"))
-    }
-
-    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
-        RemoteChanges(updated: [], deleted: [], anchor: anchor, isFullEnumeration: true)
-    }
-
-    func fetchContents(
-        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
-        progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> RemoteItem {
-        throw FolioError.notFound("\(id)")
-    }
 
     func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         attempts.add(1, ordering: .sequentiallyConsistent)

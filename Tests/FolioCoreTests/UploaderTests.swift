@@ -8,30 +8,13 @@ import XCTest
 
 /// A provider that records creates and holds back those of names starting with "slow" until released; the
 /// first create of a name starting with "flaky" fails.
-private final class HoldingProvider: Provider {
+private final class HoldingProvider: UploadOnlyProvider {
     let created = Mutex<[String]>([])
     let started = Mutex<[String]>([])
     let released = Atomic(false)
     /// How many creates each ``createItems(_:)`` call had.
     let calls = Mutex<[Int]>([])
     let failedOnce = Mutex<Set<String>>([])
-
-    func listContainers() async throws -> [Container] { [.drive] }
-
-    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
-        ([], SyncAnchor("0"))
-    }
-
-    func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
-        RemoteChanges(updated: [], deleted: [], anchor: anchor, isFullEnumeration: true)
-    }
-
-    func fetchContents(
-        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
-        progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> RemoteItem {
-        throw FolioError.notFound("\(id)")
-    }
 
     func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
         calls.withLock { $0.append(creations.count) }
