@@ -47,6 +47,9 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
     case readOnly(String)
     /// Local I/O failed.
     case io(String)
+    /// The provider can no longer say what changed since a sync anchor (its history was trimmed, or the anchor
+    /// comes from another remote): the caller resyncs what it knows, keeping every local change.
+    case anchorExpired(String)
 
     /// The errno a system call reports for this error.
     public var errno: Errno {
@@ -73,6 +76,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badHandle: return .badFileDescriptor
         case .readOnly: return .readOnlyFileSystem
         case .io: return .ioError
+        case .anchorExpired: return .ioError
         }
     }
 
@@ -138,6 +142,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badHandle(let s): return "bad handle: \(s)"
         case .readOnly(let s): return "read-only: \(s)"
         case .io(let s): return "I/O error: \(s)"
+        case .anchorExpired(let s): return "sync anchor expired: \(s)"
         }
     }
 }

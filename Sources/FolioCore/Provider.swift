@@ -8,10 +8,36 @@ public protocol Provider: Sendable {
     /// The containers the remote holds (the Drive container always among them).
     func listContainers() async throws -> [Container]
 
-    /// Every item of a container (metadata only) and an anchor for ``changes(in:since:)``.
-    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor)
+    /// The container's position in its change history now: ``changes(in:since:)`` from this anchor reports every
+    /// change made after the call. A client takes it before it enumerates, so a change made while it enumerates
+    /// is reported by the next ``changes(in:since:)`` even when the pages missed it.
+    func currentAnchor(in container: ContainerID) async throws -> SyncAnchor
 
-    /// Changes in a container since `anchor`.
+    /// One page of the children of `folder` (`nil` or the container's root id: the container's root), in a
+    /// stable order; `cursor` `nil` asks for the first page, a page's ``FolderPage/next`` for the one after it.
+    ///
+    /// The contract (File Provider's enumerator): a page holds at most `pageSize` items, and only the last
+    /// page (``FolderPage/next`` `nil`) may be empty. Every child that exists, unchanged in place, from the
+    /// first page to the last is listed exactly once; a child created, deleted, renamed or moved meanwhile may
+    /// be listed or not, and ``changes(in:since:)`` from an anchor taken before the first page reports it. A
+    /// cursor the provider can no longer continue from fails with `.anchorExpired` (list the folder again);
+    /// a folder that is gone is `.notFound`, a file `.notDirectory`. Cost: the folder's children, never the
+    /// rest of the remote.
+    func enumerateFolder(
+        _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
+    ) async throws -> FolderPage
+
+    /// The changes in a container since `anchor`, at a cost in proportion to what changed (not to the size
+    /// of the remote).
+    ///
+    /// The contract: every item created, or changed in content or metadata, or renamed or moved within the
+    /// container since `anchor` is in ``RemoteChanges/updated`` with its state now (a change may be reported
+    /// more than once, or an unchanged item now and then: applying changes is idempotent); every item deleted
+    /// or moved out of the container is in ``RemoteChanges/deleted`` (a deleted folder's descendants are
+    /// gone too, listed or not). ``RemoteChanges/moreComing`` asks the caller to call again at once from the
+    /// new anchor. An anchor the provider can no longer answer for (its history was trimmed, or the anchor is
+    /// another remote's) fails with `.anchorExpired`: the caller lists again what it knows and keeps every
+    /// local change.
     func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges
 
     /// Writes the content of a file to `destination` (created or truncated), calling `progress` with the
@@ -20,6 +46,18 @@ public protocol Provider: Sendable {
         of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem
+
+    /// Writes the bytes `range` of version `version` of a file into `destination` at the same offsets (the file
+    /// is created if missing, never truncated; bytes outside the range are left as they are); a range past the
+    /// end is cut at the file's size. `progress` gets the number of bytes of the range written so far. Fails
+    /// with `.conflict` if the item's version is no longer `version`: one open never mixes two versions.
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem
+
+    /// The metadata of one item now; `.notFound` if the container no longer has it.
+    func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem
 
     /// Creates an item; a retry of a create that already happened returns the existing item, with this content
     /// if the first attempt wrote other content and nobody changed it since (`template.retryTag`), otherwise
@@ -76,5 +114,37 @@ extension Provider {
     /// Deletes an item without a retry tag.
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?) async throws {
         try await deleteItem(id, in: container, baseVersion: baseVersion, retryTag: nil)
+    }
+
+    /// The default page size of ``enumerateFolder(_:in:from:pageSize:)``.
+    public static var defaultPageSize: Int { 1000 }
+
+    /// Every page of a folder's children.
+    public func enumerateWholeFolder(_ folder: ItemID?, in container: ContainerID) async throws -> [RemoteItem] {
+        var items: [RemoteItem] = []
+        var cursor: PageCursor?
+        repeat {
+            let page = try await enumerateFolder(folder, in: container, from: cursor, pageSize: Self.defaultPageSize)
+            items += page.items
+            cursor = page.next
+        } while cursor != nil
+        return items
+    }
+
+    /// Every item below `folder` (`nil`: the whole container), folder by folder, with an anchor taken before the
+    /// first page. Costs the whole subtree: for pins, downloads, resyncs and tests, never for a change.
+    public func enumerateSubtree(
+        _ folder: ItemID? = nil, in container: ContainerID
+    ) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
+        let anchor = try await currentAnchor(in: container)
+        var items: [RemoteItem] = []
+        var folders: [ItemID?] = [folder]
+        while let next = folders.popLast() {
+            try Task.checkCancellation()
+            let children = try await enumerateWholeFolder(next, in: container)
+            items += children
+            folders += children.filter { $0.kind == .directory }.map { Optional($0.id) }
+        }
+        return (items, anchor)
     }
 }

@@ -136,12 +136,18 @@ public struct RemoteChanges: Sendable {
     public var anchor: SyncAnchor
     /// When true, `updated` is the container's whole content and anything not listed was deleted.
     public var isFullEnumeration: Bool
+    /// More changes wait: call ``Provider/changes(in:since:)`` again at once from ``anchor``.
+    public var moreComing: Bool
 
     /// Creates a change set.
-    public init(updated: [RemoteItem], deleted: [ItemID], anchor: SyncAnchor, isFullEnumeration: Bool) {
+    public init(
+        updated: [RemoteItem], deleted: [ItemID], anchor: SyncAnchor, isFullEnumeration: Bool = false,
+        moreComing: Bool = false
+    ) {
         self.updated = updated
         self.deleted = deleted
         self.anchor = anchor
         self.isFullEnumeration = isFullEnumeration
+        self.moreComing = moreComing
     }
 }

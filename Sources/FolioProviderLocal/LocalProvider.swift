@@ -97,6 +97,41 @@ public final class LocalProvider: Provider {
         }
     }
 
+    /// The container's anchor now (for now a time: ``changes(in:since:)`` answers with a whole scan).
+    public func currentAnchor(in container: ContainerID) async throws -> SyncAnchor {
+        _ = try await admit("anchor of \(container)")
+        return Self.makeAnchor()
+    }
+
+    /// The children of a folder, for now from a scan of the container, in one page.
+    public func enumerateFolder(
+        _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
+    ) async throws -> FolderPage {
+        let (items, _) = try await enumerateItems(in: container)
+        let parent = folder == ItemID.root(of: container) ? nil : folder
+        if let parent, !items.contains(where: { $0.id == parent && $0.kind == .directory }) {
+            throw FolioError.notFound("folder \(parent) in \(container)")
+        }
+        return FolderPage(items: items.filter { $0.parentID == parent }, next: nil)
+    }
+
+    /// One item's metadata.
+    public func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem {
+        let (items, _) = try await enumerateItems(in: container)
+        guard let item = items.first(where: { $0.id == id }) else {
+            throw FolioError.notFound("item \(id) in \(container)")
+        }
+        return item
+    }
+
+    /// A range of a file's content (for now: not yet).
+    public func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        throw FolioError.notSupported("ranged fetch of \(id)")
+    }
+
     /// The changes since `anchor`: for now always the container's whole content (`isFullEnumeration`), which
     /// lets the caller find deletions by difference.
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {

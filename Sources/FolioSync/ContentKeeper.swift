@@ -65,15 +65,13 @@ public final class ContentKeeper: ContentKeeping {
     private func keepConflictVersions() async {
         let conflicted = fileSystem.conflictedItems()
         guard !conflicted.isEmpty else { return }
-        var remoteItems: [ContainerID: [ItemID: RemoteItem]] = [:]
         for item in conflicted {
             if Task.isCancelled { return }
             do {
-                if remoteItems[item.container] == nil {
-                    let (items, _) = try await provider.enumerateItems(in: item.container)
-                    remoteItems[item.container] = Dictionary(items.map { ($0.id, $0) }) { first, _ in first }
-                }
-                guard let remote = remoteItems[item.container]?[item.itemID] else {
+                let remote: RemoteItem
+                do {
+                    remote = try await provider.item(item.itemID, in: item.container)
+                } catch FolioError.notFound {
                     try fileSystem.recreateDeletedItem(item.ino)
                     continue
                 }

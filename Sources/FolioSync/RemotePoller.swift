@@ -39,7 +39,7 @@ public final class RemotePoller: RemoteRefreshing {
             var complete = true
             for container in containers.sorted(by: { $0.id == .drive && $1.id != .drive }) {
                 let epoch = fileSystem.remoteEpoch()
-                let (items, _) = try await provider.enumerateItems(in: container.id)
+                let (items, _) = try await provider.enumerateSubtree(in: container.id)
                 if try !fileSystem.applyEnumeration(of: container, items: items, epoch: epoch) {
                     logger.debug("enumeration of \(container.id) raced with our own uploads; retrying shortly")
                     complete = false

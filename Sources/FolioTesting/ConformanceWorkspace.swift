@@ -115,7 +115,7 @@ struct ConformanceWorkspace: Sendable {
     /// The items of `container` (by default this workspace's) that are below the workspace folder, by id, or
     /// everything in that container when `wholeContainer` is set.
     func items(in container: ContainerID? = nil, wholeContainer: Bool = false) async throws -> [ItemID: RemoteItem] {
-        let (all, _) = try await provider.enumerateItems(in: container ?? self.container)
+        let (all, _) = try await provider.enumerateSubtree(in: container ?? self.container)
         var byID: [ItemID: RemoteItem] = [:]
         for item in all {
             try expect(byID[item.id] == nil, "enumeration lists id \(item.id) twice")

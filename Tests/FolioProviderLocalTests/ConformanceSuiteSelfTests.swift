@@ -76,8 +76,28 @@ private struct FaultyProvider: Provider {
 
     func listContainers() async throws -> [Container] { try await base.listContainers() }
 
-    func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
-        try await base.enumerateItems(in: container)
+    func currentAnchor(in container: ContainerID) async throws -> SyncAnchor {
+        try await base.currentAnchor(in: container)
+    }
+
+    func enumerateFolder(
+        _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
+    ) async throws -> FolderPage {
+        try await base.enumerateFolder(folder, in: container, from: cursor, pageSize: pageSize)
+    }
+
+    func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem {
+        try await base.item(id, in: container)
+    }
+
+    func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        var reported = progress
+        if fault == .reportsNoProgress { reported = { _ in } }
+        return try await base.fetchContents(
+            of: id, in: container, version: version, range: range, to: destination, progress: reported)
     }
 
     func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
