@@ -269,31 +269,106 @@ extension FolioFileSystem {
         return source
     }
 
-    /// Writes into the handle's write session; returns the number of bytes written.
+    /// Writes into the handle's write session; returns the number of bytes written. The bytes go to the disk
+    /// outside the state lock, under the session's gate (``SessionGate``): a slow disk holds up this session's
+    /// commit, never another request of this or another item.
     public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer) throws(FolioError) -> Int {
-        try state.withLock { state throws(FolioError) in
-            guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
-            guard open.canWrite, var session = state.sessions[open.ino], session.id == open.sessionID else {
-                throw .badHandle("file handle \(handle) is not open for writing")
+        while true {
+            let gate = try state.withLock { state throws(FolioError) -> SessionGate in
+                try writableSession(of: handle, state: state).session.gate
             }
-            try makeSessionWritable(&session)
+            try makeSessionFileWritable(handle, gate: gate)
+            let written = try gate.shared { () throws(FolioError) -> Int? in
+                try writeUnderGate(handle, offset: offset, bytes: bytes)
+            }
+            // `nil`: a commit came between the copy and the write; copy again.
+            if let written { return written }
+        }
+    }
+
+    /// The handle's open state and its write session; `.badHandle` if it has none it may write through.
+    private func writableSession(
+        of handle: UInt64, state: borrowing State
+    ) throws(FolioError) -> (open: OpenHandle, session: WriteSession) {
+        guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
+        guard open.canWrite, let session = state.sessions[open.ino], session.id == open.sessionID else {
+            throw .badHandle("file handle \(handle) is not open for writing")
+        }
+        return (open, session)
+    }
+
+    /// With `gate` held shared: writes `bytes`, or returns `nil` if the session's file is a committed version.
+    private func writeUnderGate(
+        _ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer
+    ) throws(FolioError) -> Int? {
+        let target = try state.withLock { state throws(FolioError) -> (fd: Int32, position: Int64, ino: UInt64)? in
+            var (open, session) = try writableSession(of: handle, state: state)
+            guard !session.fileIsCommitted else { return nil }
             let position = open.append ? session.size : offset
-            var written = 0
-            while written < bytes.count {
-                let count = pwrite(
-                    session.fd, bytes.baseAddress! + written, bytes.count - written, off_t(position) + written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    let error = FolioError.system(.init(rawValue: errno), "write")
-                    state.sessions[open.ino] = session
-                    throw error
-                }
-                written += count
-            }
-            session.size = max(session.size, position + Int64(written))
+            // Appends are placed now, so two appends of the session never take the same place.
+            session.size = max(session.size, position + Int64(bytes.count))
             session.hasUncommittedChanges = true
             state.sessions[open.ino] = session
-            return written
+            return (session.fd, position, open.ino)
+        }
+        guard let target else { return nil }
+        configuration.beforeContentWrite?()
+        var written = 0
+        var failure: FolioError?
+        while written < bytes.count {
+            let count = pwrite(
+                target.fd, bytes.baseAddress! + written, bytes.count - written, off_t(target.position) + written)
+            if count < 0 {
+                if errno == EINTR { continue }
+                failure = FolioError.system(.init(rawValue: errno), "write")
+                break
+            }
+            written += count
+        }
+        if written < bytes.count {
+            // What was not written does not count: the size is the file's own, as it is now.
+            state.withLock { state in
+                guard var session = state.sessions[target.ino], session.fd == target.fd else { return }
+                var info = stat()
+                if fstat(target.fd, &info) == 0 { session.size = Int64(info.st_size) }
+                state.sessions[target.ino] = session
+            }
+        }
+        if let failure { throw failure }
+        return written
+    }
+
+    /// Copies the session's file if it is a committed version (which is never changed), under `gate` held
+    /// exclusive and outside the state lock.
+    private func makeSessionFileWritable(_ handle: UInt64, gate: SessionGate) throws(FolioError) {
+        let needed = try state.withLock { state throws(FolioError) -> Bool in
+            try writableSession(of: handle, state: state).session.fileIsCommitted
+        }
+        guard needed else { return }
+        try gate.exclusive { () throws(FolioError) in
+            let source = try state.withLock { state throws(FolioError) -> (fd: Int32, size: Int64, id: UInt64)? in
+                let (_, session) = try writableSession(of: handle, state: state)
+                return session.fileIsCommitted ? (session.fd, session.size, session.id) : nil
+            }
+            guard let source else { return }
+            let copy = try cache.makeCopy(of: source.fd, size: source.size)
+            let installed = state.withLock { state -> Bool in
+                guard let (open, found) = try? writableSession(of: handle, state: state), found.id == source.id,
+                    found.fileIsCommitted, found.fd == source.fd
+                else { return false }
+                var session = found
+                session.retiredFDs.append(session.fd)
+                session.fd = copy.fd
+                session.fileName = copy.name
+                session.fileIsCommitted = false
+                state.sessions[open.ino] = session
+                return true
+            }
+            if !installed {
+                // Someone else made the file writable meanwhile (a truncation): this copy is not needed.
+                close(copy.fd)
+                cache.remove(copy.name)
+            }
         }
     }
 
@@ -402,6 +477,13 @@ extension FolioFileSystem {
     /// power loss: the version file is `fdatasync`ed and the transaction synced — as `close()` and `fsync()`
     /// differ on any POSIX filesystem.
     func commit(_ ino: UInt64, durable: Bool) throws(FolioError) {
+        // No write of the session runs while it becomes a version (the gate, then the state lock: see SessionGate).
+        guard let gate = state.withLock({ $0.sessions[ino]?.gate }) else { return }
+        try gate.exclusive { () throws(FolioError) in try commitUnderGate(ino, durable: durable) }
+    }
+
+    /// ``commit(_:durable:)`` with the session's gate held exclusive.
+    private func commitUnderGate(_ ino: UInt64, durable: Bool) throws(FolioError) {
         guard let fd = state.withLock({ $0.sessions[ino]?.fd }) else { return }
         if durable { try cache.synchronize(fd) }
         let committed = try state.withLock { state throws(FolioError) -> Bool in

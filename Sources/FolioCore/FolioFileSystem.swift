@@ -59,12 +59,18 @@ public struct FileSystemConfiguration: Sendable {
     /// gives one it moves by hand).
     public var saveClock: @Sendable () -> UInt64
 
+    /// Called by every write into a write session just before its bytes go to the disk, outside the state lock
+    /// (tests hold a write there to see that nothing else waits for it).
+    public var beforeContentWrite: (@Sendable () -> Void)?
+
     /// Creates a configuration; `saveClock` `nil` is the system's monotonic clock.
     public init(
         writeWaitTimeout: Duration = .seconds(10), defaultUID: UInt32 = 0, defaultGID: UInt32 = 0,
         namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
-        saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil
+        saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil,
+        beforeContentWrite: (@Sendable () -> Void)? = nil
     ) {
+        self.beforeContentWrite = beforeContentWrite
         self.saveWindow = saveWindow
         self.saveClock = saveClock ?? { FolioFileSystem.monotonicNow }
         self.groupWriteDelay = groupWriteDelay

@@ -44,6 +44,8 @@ struct WriteSession: Sendable {
     var retiredFDs: [Int32]
     /// A modification time set explicitly during the session (kept at commit).
     var explicitModificationTime: Timestamp?
+    /// Held shared by writes into ``fd`` (outside the state lock), exclusive by a commit.
+    let gate = SessionGate()
 }
 
 /// Which view of the content a cached handle sees: the kernel page cache may hold only one at a time.
