@@ -55,7 +55,7 @@ public final class LocalProvider: Provider {
     /// A provider over the remote at `root`; `unnamedStagedFiles: false` stages every upload under a name, as on
     /// a filesystem without unnamed files (tests of that path).
     init(root: FilePath, simulation: NetworkSimulation, unnamedStagedFiles: Bool) throws {
-        let layout = RemoteLayout(root: root)
+        let layout = RemoteLayout.existing(at: root)
         identity = RemoteIdentity(layout: layout, remoteID: try Self.establishIdentity(of: layout))
         try SystemCalls.makeDirectories(layout.staging)
         self.root = root
@@ -71,7 +71,9 @@ public final class LocalProvider: Provider {
     /// inotify is not available. One stream per provider; call ``stopWatching()`` when done.
     public func changeNotifications() -> AsyncStream<Void>? {
         watcher.withLock { watcher in
-            if watcher == nil { watcher = RemoteWatcher(root: root) }
+            if watcher == nil {
+                watcher = RemoteWatcher(root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [])
+            }
             return watcher?.stream
         }
     }
@@ -187,7 +189,7 @@ public final class LocalProvider: Provider {
             if staged == nil, changes.modificationTime != nil, item.kind == .file {
                 let before = try tree.remoteItem(for: item).version
                 if before == baseVersion
-                    || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
+                    || tree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
                     ownedVersion = before
                 }
             }
@@ -202,7 +204,7 @@ public final class LocalProvider: Provider {
             let modified = try tree.remoteItem(for: item)
             if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
-                try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
+                try? tree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
             }
             return modified
         }

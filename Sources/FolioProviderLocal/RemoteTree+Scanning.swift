@@ -33,6 +33,7 @@ extension RemoteTree {
     mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
+        try itemIDs?.reloadIfChanged()
         var objects: [ScannedObject] = []
         for attempt in 1...Self.walkAttempts {
             let started = SystemCalls.coarseClock()
@@ -122,17 +123,21 @@ extension RemoteTree {
         folderListed?(directory)
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
+            if layout.isBookkeeping(path) { continue }
             guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }
             let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
             if kind == .symlink && target == nil { continue }
             let stored: ItemID?
             var attributes: StoredAttributes?
             if kind == .symlink, let target {
-                stored = symlinkIDs.id(of: status, target: target)
+                stored = symlinkID(of: status, target: target)
             } else {
                 do {
-                    attributes = try StoredAttributes.read(path)
-                    stored = attributes?.id
+                    attributes = try storedAttributes(at: path, status: status)
+                    // In an adopted folder every file and folder has an id already: nothing is written on it.
+                    stored = isAdopted
+                        ? fileOrFolderID(attributes: attributes, status: status, components: components + [name])
+                        : attributes?.id
                 } catch FolioError.notFound {
                     continue  // removed since it was listed
                 }
@@ -242,6 +247,11 @@ extension RemoteTree {
     private mutating func assignID(
         _ id: ItemID = .generate(), to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
     ) -> ItemID {
+        if isAdopted {
+            // Nothing is written on the user's items: a second holder of an id (only a hard link could be one)
+            // gets one made from its place, the same in every process.
+            return Self.repairedID(of: status, attribute: path.string)
+        }
         if status.kind == .symlink, let symlinkTarget {
             symlinkIDs.record(id, status: status, target: symlinkTarget)
             return id
