@@ -43,22 +43,36 @@ final class AdoptedFolderTests: XCTestCase {
             ln -s 'Taxes/2019/receipts/r1.txt' 'receipt link'
             ln -s '../nowhere' 'dangling link'
             chmod 640 'notes.txt'
+            find . -mindepth 1 -exec touch -h -d '2003-04-05 06:07:08.123456789' {} +
             touch -h -d '2001-02-03 04:05:06' 'receipt link'
-            find . -mindepth 1 -not -type l -exec touch -d '2003-04-05 06:07:08' {} +
             touch -d '2004-05-06 07:08:09' .
             """)
     }
 
-    /// Everything the file system says about the user's items (not `.folio`): names, types, sizes,
-    /// modification times, inodes, modes, symlink targets, and the checksum of every file.
-    private func snapshot(_ folder: String, inodes: Bool = true) -> String {
-        let format = inodes ? "%p %y %s %T@ %i %m %l\\n" : "%p %y %s %T@ %m %l\\n"
-        let listing = Shell.check(
-            "cd '\(folder)' && find . -path ./.folio -prune -o -printf '\(format)' | LC_ALL=C sort")
+    /// Everything the file system says about the user's items below `folder` (not `.folio`, nor the mount's
+    /// virtual folders): names, types, sizes of files, modification times, modes, symlink targets, the checksum
+    /// of every file, and with `inodes` the inode numbers and the folder's own time. One line each.
+    private func snapshot(_ folder: String, inodes: Bool = true) -> [String] {
+        let skip = "-path ./.folio -prune -o -path ./.Recents -prune -o -path ./.Tags -prune -o"
+        let top = inodes ? "" : "-mindepth 1"
+        let inode = inodes ? " %i" : ""
+        let listing = Shell.check("""
+            cd '\(folder)' && find . \(top) \(skip) -type d -printf '%p %y %T@ %m\(inode)\\n' \
+                -o \(skip) -printf '%p %y %s %T@ %m %l\(inode)\\n' | LC_ALL=C sort
+            """)
         let sums = Shell.check(
-            "cd '\(folder)' && find . -path ./.folio -prune -o -type f -print0 | LC_ALL=C sort -z "
-                + "| xargs -0 sha256sum")
-        return listing + sums
+            "cd '\(folder)' && find . \(skip) -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum")
+        return (listing + sums).split(separator: "\n").map(String.init)
+    }
+
+    /// Fails with the lines only one side has, if the two differ.
+    private func assertSameLines(
+        _ lines: [String], _ expected: [String], _ what: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        guard lines != expected else { return }
+        let extra = lines.filter { !expected.contains($0) }
+        let missing = expected.filter { !lines.contains($0) }
+        XCTFail("\(what): only here: \(extra); only expected: \(missing)", file: file, line: line)
     }
 
     /// Every extended attribute of the user's items, as `getfattr` shows them.
@@ -80,17 +94,17 @@ final class AdoptedFolderTests: XCTestCase {
         let mnt = fixture.mountpoint
         XCTAssertEqual(
             Shell.check("ls -A '\(mnt)'"),
-            "Taxes\nbig.img\ndangling link\ndelete me.txt\nedit me.txt\nempty folder\nnotes.txt\nreceipt link\n"
-                + "rename me.txt\nÜnïcødé ✓\n",
-            "the folder's items at the root, .folio not among them")
+            ".Recents\n.Tags\nTaxes\nbig.img\ndangling link\ndelete me.txt\nedit me.txt\nempty folder\nnotes.txt\n"
+                + "receipt link\nrename me.txt\nÜnïcødé ✓\n",
+            "the folder's items at the root (and the mount's virtual folders), .folio not among them")
         // The same names, sizes, times, modes, symlink targets and bytes through the mount (every file read).
-        XCTAssertEqual(snapshot(mnt, inodes: false), snapshot(archive, inodes: false))
+        assertSameLines(snapshot(mnt, inodes: false), snapshot(archive, inodes: false), "the mount")
         XCTAssertEqual(Shell.check("readlink '\(mnt)/receipt link'"), "Taxes/2019/receipts/r1.txt\n")
         XCTAssertEqual(Shell.check("cat '\(mnt)/receipt link'"), "receipt\n")
         XCTAssertEqual(Shell.check("dd if='\(mnt)/big.img' bs=1 skip=20000000 count=6 status=none"), "middle")
         fixture.stop()
 
-        XCTAssertEqual(snapshot(archive), before, "names, inodes, times, modes and bytes as they were")
+        assertSameLines(snapshot(archive), before, "names, inodes, times, modes and bytes as they were")
         XCTAssertEqual(attributes(archive), attributesBefore, "no extended attribute on the user's items")
         XCTAssertEqual(
             Shell.check("find '\(archive)' -path '\(archive)/.folio' -prune -o -newer '\(marker)' -print"), "",
@@ -210,10 +224,11 @@ final class AdoptedFolderTests: XCTestCase {
         Shell.check("getfattr --only-values -n user.folio.state '\(path)'")
     }
 
-    /// Path and item id of everything in a mount, sorted.
+    /// Path and item id of everything in a mount (not its virtual folders), sorted.
     private func allIDs(_ mountpoint: String) -> String {
         Shell.check(
-            "cd '\(mountpoint)' && find . -mindepth 1 -print0 | LC_ALL=C sort -z | while IFS= read -r -d '' p; do "
+            "cd '\(mountpoint)' && find . -mindepth 1 \\( -path ./.Recents -o -path ./.Tags \\) -prune -o -print0 "
+                + "| LC_ALL=C sort -z | while IFS= read -r -d '' p; do "
                 + "printf '%s %s\\n' \"$p\" \"$(getfattr -h --only-values -n user.folio.id \"$p\")\"; done")
     }
 
