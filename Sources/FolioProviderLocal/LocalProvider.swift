@@ -11,6 +11,10 @@ import SystemPackage
 ///   public container named by its id);
 /// - `DIR/.folio/` holds the provider's own state (simulation override, symlink ids, uploads being staged).
 ///
+/// An adopted folder of documents (``adopt(at:)``, `RemoteLayout+Adopted.swift`) is the Drive container itself:
+/// its manifest and app containers are in `DIR/.folio/`, and what the provider knows of an item is in the id map
+/// there (``ItemIDMap``), never in an attribute of the user's items.
+///
 /// Items keep their id in the `user.folio` xattr (``StoredAttributes``), so ids survive renames and moves, also
 /// across containers and also when made by hand on the remote directory. Symlinks, which cannot carry `user.`
 /// xattrs on Linux, are identified by device and inode in `DIR/.folio/symlink-ids.json`. A file's version is
