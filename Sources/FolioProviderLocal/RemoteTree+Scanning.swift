@@ -119,6 +119,10 @@ extension RemoteTree {
             names = try SystemCalls.directoryEntries(directory)
         } catch FolioError.notFound {
             return  // removed while we were scanning
+        } catch FolioError.accessDenied {
+            // A folder this process may not read (common in an adopted folder): listed, with nothing in it
+            // known; what it holds stays untouched (a delete of it through the mount fails: it is not empty).
+            return
         }
         folderListed?(directory)
         for name in names where !ItemName.isInternal(name) {

@@ -13,8 +13,9 @@ struct MountCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "The remote folder (an empty or new folder is initialized with the Drive container; a folder of "
-            + "documents is adopted as the Drive, with Folio's files in its .folio/).")
+        help: ArgumentHelp(
+            "The remote folder (an empty or new folder is initialized with the Drive container; a folder of "
+                + "documents is adopted as the Drive, with Folio's files in its .folio/)."))
     var remote: String?
 
     @Option(name: .long, help: "Show only this app container (its app view) instead of the full view.")

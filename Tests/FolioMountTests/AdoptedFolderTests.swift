@@ -212,6 +212,33 @@ final class AdoptedFolderTests: XCTestCase {
         XCTAssertEqual(Shell.check("cat '\(home)/docs/a.txt'"), "keep\n")
     }
 
+    func testWhatTheDaemonCannotReadIsListedAndFailsClearlyWithNothingLost() throws {
+        // The daemon without root's power to ignore permissions, so mode bits keep it out.
+        let limited = try MountFixture(
+            extraArguments: ["--poll-interval", "600"],
+            launcher: ["/usr/bin/setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"])
+        defer { limited.tearDown() }
+        let folder = limited.remote
+        Shell.check("""
+            set -e
+            cd '\(folder)'
+            printf 'open\\n' > readable.txt
+            printf 'secret\\n' > secret.txt && chmod 000 secret.txt
+            mkdir closed && printf 'inside\\n' > closed/inside.txt && chmod 000 closed
+            """)
+        let before = snapshot(folder)
+        try limited.start()
+        let mnt = limited.mountpoint
+        XCTAssertEqual(Shell.check("ls '\(mnt)'"), "closed\nreadable.txt\nsecret.txt\n", String(limited.log.suffix(2000)))
+        XCTAssertEqual(Shell.check("cat '\(mnt)/readable.txt'"), "open\n")
+        let refused = Shell.run("cat '\(mnt)/secret.txt'")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("Permission denied"), "a clear error: \(refused.stderr)")
+        XCTAssertEqual(Shell.run("ls '\(mnt)/closed'").stdout, "", "nothing listed in a folder it cannot read")
+        limited.stop()
+        assertSameLines(snapshot(folder), before, "nothing changed")
+    }
+
     // MARK: Helpers
 
     /// The item id of a path in a mount.
