@@ -134,6 +134,45 @@ final class AdoptedFolderProviderTests: XCTestCase {
         XCTAssertEqual(LocalProvider.remoteID(at: remote.root), id)
     }
 
+    func testAnAdoptedFolderReplacedByAnotherIsOfflineAndNothingIsWrittenThere() async throws {
+        let provider = try remote.provider()
+        let before = try await provider.enumerateItems(in: .drive).items
+        let root = remote.root.string
+        defer { try? FileManager.default.removeItem(atPath: root + "-away") }
+        try FileManager.default.moveItem(atPath: root, toPath: root + "-away")
+        // A copy of the documents without Folio's folder (a backup restored, a share not mounted…).
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        try Data("copy\n".utf8).write(to: URL(fileURLWithPath: root + "/existing.txt"))
+        for call in ["enumerate", "create"] {
+            do {
+                if call == "enumerate" {
+                    _ = try await provider.enumerateItems(in: .drive)
+                } else {
+                    _ = try await provider.createItem(remote.template("new.txt"), contents: nil)
+                }
+                XCTFail("\(call) worked on a folder that is not the remote")
+            } catch FolioError.offline(let message) {
+                XCTAssertTrue(message.contains("is not the remote any more (no .folio/manifest.json"), message)
+            }
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root), ["existing.txt"], "nothing written")
+
+        // Another adopted folder in its place is another remote.
+        try LocalProvider.adopt(at: remote.root)
+        do {
+            _ = try await provider.enumerateItems(in: .drive)
+            XCTFail("another adopted folder was taken for this one")
+        } catch FolioError.offline(let message) {
+            XCTAssertTrue(message.contains("holds another remote"), message)
+        }
+
+        // Back: the same items, under the same ids.
+        try FileManager.default.removeItem(atPath: root)
+        try FileManager.default.moveItem(atPath: root + "-away", toPath: root)
+        let after = try await provider.enumerateItems(in: .drive).items
+        XCTAssertEqual(Set(after.map(\.id)), Set(before.map(\.id)))
+    }
+
     // MARK: Helpers
 
     /// The `user.*` attributes of everything in the folder but `.folio`, as `getfattr` prints them.
