@@ -54,11 +54,17 @@ extension RemoteTree {
             for component in objects[position].components { path.append(component) }
             let object = objects[position]
             let id: ItemID
-            if let existing = object.id {
-                id = existing
-            } else if let previous = replaced[position] {
-                id = assignID(previous, to: path, status: object.status, symlinkTarget: nil, replacing: false)
+            if let previous = replaced[position] {
+                if isAdopted {
+                    // Kept in the map, keyed by the new file's inode: nothing is written on the file.
+                    itemIDs?.record(StoredAttributes(id: previous), for: object.status)
+                    id = previous
+                } else {
+                    id = assignID(previous, to: path, status: object.status, symlinkTarget: nil, replacing: false)
+                }
                 objects[position].id = id
+            } else if let existing = object.id {
+                id = existing
             } else {
                 id = assignID(
                     to: path, status: object.status, symlinkTarget: object.symlinkTarget,
@@ -220,8 +226,7 @@ extension RemoteTree {
             if let components = previous.components(of: id) { vacated[components] = id }
         }
         guard !vacated.isEmpty else { return [:] }
-        let wanted = Set(objects.filter { $0.id == nil && !$0.hadDuplicateID && $0.status.kind == .file }
-            .map(\.components))
+        let wanted = Set(objects.filter { isTakeoverCandidate($0, previous: previous) }.map(\.components))
         for (components, id) in vacated {
             if !wanted.contains(components) {
                 vacated[components] = nil
@@ -231,11 +236,21 @@ extension RemoteTree {
         }
         guard !vacated.isEmpty else { return [:] }
         var replaced: [Int: ItemID] = [:]
-        for (position, object) in objects.enumerated()
-        where object.id == nil && !object.hadDuplicateID && object.status.kind == .file {
+        for (position, object) in objects.enumerated() where isTakeoverCandidate(object, previous: previous) {
             if let id = vacated[object.components] { replaced[position] = id }
         }
         return replaced
+    }
+
+    /// Whether a scanned object may take over the id of a file that left its place: a file found without an id
+    /// (not a `cp -a` copy), or in an adopted folder (where every file has one, derived from its inode) a file
+    /// with one name and no map entry whose id the last scan did not know: a new inode, such as the user's own
+    /// tools make when they save by writing a new file and renaming it over the old one.
+    private func isTakeoverCandidate(_ object: ScannedObject, previous: ContainerIndex) -> Bool {
+        guard object.status.kind == .file, !object.hadDuplicateID else { return false }
+        guard isAdopted else { return object.id == nil }
+        guard let id = object.id, object.attributes?.id == nil, object.status.linkCount == 1 else { return false }
+        return previous.places[id] == nil
     }
 
     /// The id given to the object with `status` whose attribute `attribute` has no usable id: the same in every

@@ -159,6 +159,7 @@ final class AdoptedFolderTests: XCTestCase {
         let mnt = fixture.mountpoint
         XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n")
         let inode = Shell.check("stat -c %i '\(mnt)/notes.txt'")
+        let id = id(mnt + "/notes.txt")
         // The user's own editor saves: a new file renamed over the old one (a new inode in the folder).
         Shell.check("printf 'second version\\n' > '\(archive)/.notes.txt.swp' && "
             + "mv '\(archive)/.notes.txt.swp' '\(archive)/notes.txt'")
@@ -166,6 +167,8 @@ final class AdoptedFolderTests: XCTestCase {
             Shell.waitUntil(timeout: 20) { Shell.run("cat '\(mnt)/notes.txt'").stdout == "second version\n" },
             "the new version shows; log:\n\(fixture.log.suffix(2000))")
         XCTAssertEqual(Shell.check("stat -c %i '\(mnt)/notes.txt'"), inode, "the same document (same node)")
+        XCTAssertEqual(self.id(mnt + "/notes.txt"), id, "the same item: the provider keeps its id in .folio/")
+        XCTAssertEqual(attributes(archive), "", "and nothing on the new file")
         XCTAssertNotEqual(state(mnt + "/notes.txt"), "conflicted")
         XCTAssertEqual(Shell.check("ls -A '\(mnt)' | grep -c notes"), "1\n")
         XCTAssertEqual(fixture.pendingUploads, 0, "nothing sent back")
