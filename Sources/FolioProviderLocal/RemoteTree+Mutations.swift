@@ -269,8 +269,8 @@ extension RemoteTree {
     }
 
     /// Gives the staged content of a new file its mode, time and attributes (the first revision of
-    /// `template`'s item). `onFile: false` (an adopted folder) leaves them off the file: ``planCreate(_:staged:folders:)`` records
-    /// them in the id map.
+    /// `template`'s item). `onFile: false` (an adopted folder) leaves them off the file:
+    /// ``planCreate(_:staged:folders:)`` records them in the id map.
     @discardableResult
     static func prepareNewFile(
         _ staged: inout StagedUpload, _ template: RemoteItemTemplate, onFile: Bool = true

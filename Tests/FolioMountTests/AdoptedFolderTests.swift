@@ -232,7 +232,8 @@ final class AdoptedFolderTests: XCTestCase {
         let before = snapshot(folder)
         try limited.start()
         let mnt = limited.mountpoint
-        XCTAssertEqual(Shell.check("ls '\(mnt)'"), "closed\nreadable.txt\nsecret.txt\n", String(limited.log.suffix(2000)))
+        XCTAssertEqual(
+            Shell.check("ls '\(mnt)'"), "closed\nreadable.txt\nsecret.txt\n", String(limited.log.suffix(2000)))
         XCTAssertEqual(Shell.check("cat '\(mnt)/readable.txt'"), "open\n")
         let refused = Shell.run("cat '\(mnt)/secret.txt'")
         XCTAssertNotEqual(refused.status, 0)

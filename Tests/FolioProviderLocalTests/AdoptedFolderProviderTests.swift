@@ -24,7 +24,8 @@ final class AdoptedFolderProviderTests: XCTestCase {
         XCTAssertEqual(containers.map(\.id), [.drive, TemporaryRemote.notes.id])
         let top = try await provider.enumerateItems(in: .drive).items.filter { $0.parentID == nil }
         XCTAssertEqual(top.map(\.name).sorted(), TemporaryRemote.adoptedDocuments, "no .folio among the items")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: remote.root.string + "/.folio/containers/com.example.notes"))
+        let notes = remote.root.string + "/.folio/containers/com.example.notes"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: notes))
         XCTAssertFalse(FileManager.default.fileExists(atPath: remote.root.string + "/.folio-remote.json"))
         XCTAssertTrue(LocalProvider.isRemote(at: remote.root))
         XCTAssertNotNil(LocalProvider.remoteID(at: remote.root))
