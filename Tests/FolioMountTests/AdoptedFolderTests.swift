@@ -1,3 +1,4 @@
+import FolioCore
 import FolioProviderLocal
 import Foundation
 import SystemPackage
@@ -172,6 +173,23 @@ final class AdoptedFolderTests: XCTestCase {
         XCTAssertNotEqual(state(mnt + "/notes.txt"), "conflicted")
         XCTAssertEqual(Shell.check("ls -A '\(mnt)' | grep -c notes"), "1\n")
         XCTAssertEqual(fixture.pendingUploads, 0, "nothing sent back")
+    }
+
+    func testAnAppContainerOfAnAdoptedFolderLivesInDotFolio() throws {
+        fillArchive()
+        try LocalProvider.adopt(at: FilePath(archive))
+        try LocalProvider.addContainer(
+            Container(id: ContainerID("com.example.notes"), displayName: "Notes", isPublic: true),
+            at: FilePath(archive))
+        try fixture.start()
+        let mnt = fixture.mountpoint
+        Shell.check("printf 'app doc\\n' > '\(mnt)/Notes/memo.txt'")
+        fixture.waitForUploads()
+        let container = archive + "/.folio/containers/com.example.notes"
+        XCTAssertEqual(try String(contentsOfFile: container + "/memo.txt", encoding: .utf8), "app doc\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive + "/Notes"), "not among the user's items")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive + "/com.example.notes"))
+        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n", "the Drive is the folder itself")
     }
 
     func testFoldersThatCannotBeAdoptedAreRefusedWithTheirReason() throws {
