@@ -177,10 +177,13 @@ public final class Daemon: @unchecked Sendable {
                     + "Is a share not mounted, or was the folder replaced? Nothing was changed; mount the remote "
                     + "back and try again")
         }
+        if !LocalProvider.isRemote(at: remote), let refusal = LocalProvider.adoptionRefusal(of: remote) {
+            throw .invalidArgument(refusal)
+        }
+        try refuseOverlap(remote: remote)
         do {
-            if !LocalProvider.isRemote(at: remote) {
-                try LocalProvider.initialize(at: remote)
-            }
+            // A new or empty folder becomes a new remote, a folder of documents is adopted as it is.
+            try LocalProvider.prepareRemote(at: remote)
             return try LocalProvider(root: remote, simulation: configuration.simulation)
         } catch {
             throw error as? FolioError ?? .io("cannot open remote \(remote): \(error)")

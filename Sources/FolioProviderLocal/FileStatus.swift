@@ -17,6 +17,8 @@ struct FileStatus: Hashable, Sendable {
     var device: UInt64
     /// The inode number.
     var inode: UInt64
+    /// How many names the object has (a file with more than one is hard-linked).
+    var linkCount: UInt64
 
     /// Converts a raw `stat` record.
     init(_ raw: stat) {
@@ -32,6 +34,7 @@ struct FileStatus: Hashable, Sendable {
         permissions = UInt32(raw.st_mode) & 0o7777
         device = UInt64(raw.st_dev)
         inode = UInt64(raw.st_ino)
+        linkCount = UInt64(raw.st_nlink)
     }
 
     /// Whether two statuses describe the same content of the same object (inode, size and modification time);

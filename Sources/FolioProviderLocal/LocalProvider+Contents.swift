@@ -65,8 +65,10 @@ extension LocalProvider {
         }
         do {
             let status = try SystemCalls.status(of: descriptor, path: located.path)
-            let attributes = try StoredAttributes.read(descriptor, path: located.path)
-            guard (attributes.id ?? RemoteTree.derivedID(of: status)) == located.id else {
+            let attributes = try tree.storedAttributes(of: descriptor, path: located.path, status: status)
+            let components = tree.components(of: located.path, in: located.container)
+            guard tree.fileOrFolderID(attributes: attributes, status: status, components: components) == located.id
+            else {
                 throw FolioError.conflict("\(located.name) (\(located.id)) was replaced on the remote")
             }
             var opened = located

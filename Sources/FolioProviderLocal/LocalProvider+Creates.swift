@@ -110,7 +110,8 @@ extension LocalProvider {
         for index in batch.open where batch.creations[index].template.kind == .file {
             let template = batch.creations[index].template
             let prepare = { (staged: inout StagedUpload) throws in
-                _ = try RemoteTree.prepareNewFile(&staged, template)
+                // In an adopted folder its attributes go into the id map instead (under the tree's lock).
+                _ = try RemoteTree.prepareNewFile(&staged, template, onFile: !self.layout.isAdopted)
             }
             do {
                 if let contents = batch.creations[index].contents {

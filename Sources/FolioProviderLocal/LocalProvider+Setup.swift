@@ -7,8 +7,10 @@ extension LocalProvider {
     /// manifest, the provider's state directory and `com.folio.drive/`. Running it again on a remote is
     /// harmless (a missing Drive is added back), also from several processes at once (the manifest is changed
     /// under the remote's lock). A non-empty directory that is not a remote (it holds more than `.folio`) is
-    /// refused with `.invalidArgument`, and a file system without user xattrs with `.notSupported`.
+    /// refused with `.invalidArgument` (``adopt(at:)`` makes it one as it is), and a file system without user
+    /// xattrs with `.notSupported`. An adopted folder is a remote already: nothing is done.
     public static func initialize(at root: FilePath) throws {
+        if RemoteLayout.existing(at: root).isAdopted { return }
         let layout = RemoteLayout(root: root)
         if let status = try SystemCalls.statusIfPresent(root) {
             guard status.kind == .directory else { throw FolioError.notDirectory("\(root) is not a directory") }
@@ -42,20 +44,20 @@ extension LocalProvider {
         if !foreign.isEmpty {
             throw FolioError.invalidArgument(
                 "\(layout.root) is not empty and is not a Folio remote (no .folio-remote.json): "
-                    + "use a new or empty directory"
+                    + "use a new or empty directory, or adopt it as it is"
             )
         }
     }
 
-    /// Whether `root` is a local remote (has a manifest).
+    /// Whether `root` is a local remote (has a manifest): one Folio made or an adopted folder.
     public static func isRemote(at root: FilePath) -> Bool {
-        ((try? RemoteManifest.load(from: RemoteLayout(root: root).manifest)) ?? nil) != nil
+        ((try? RemoteManifest.load(from: RemoteLayout.existing(at: root).manifest)) ?? nil) != nil
     }
 
     /// The identity of the remote at `root` (from its manifest), or `nil` if it is not a remote or is one from
     /// before identities.
     public static func remoteID(at root: FilePath) -> String? {
-        ((try? RemoteManifest.load(from: RemoteLayout(root: root).manifest)) ?? nil)?.remoteID
+        ((try? RemoteManifest.load(from: RemoteLayout.existing(at: root).manifest)) ?? nil)?.remoteID
     }
 
     /// The identity of the remote, recorded in its manifest: made now for a remote from before identities.
@@ -86,7 +88,7 @@ extension LocalProvider {
     /// name a directory.
     public static func addContainer(_ container: Container, at root: FilePath) throws {
         try ItemName.validateContainerID(container.id)
-        let layout = RemoteLayout(root: root)
+        let layout = RemoteLayout.existing(at: root)
         guard try RemoteManifest.load(from: layout.manifest) != nil else {
             throw FolioError.invalidArgument("\(root) is not a Folio remote: initialize it first")
         }
@@ -104,12 +106,19 @@ extension LocalProvider {
         try SystemCalls.makeDirectories(layout.directory(of: container.id))
     }
 
-    /// The containers of a remote: one per visible top-level directory, Drive first, then by id.
+    /// The containers of a remote: one per visible top-level directory, Drive first, then by id (in an adopted
+    /// folder: the Drive, which is the folder itself, and one per folder of `.folio/containers/`).
     static func containers(of layout: RemoteLayout) throws -> [Container] {
         let manifest = try RemoteManifest.load(from: layout.manifest) ?? RemoteManifest()
         var containers: [Container] = []
-        for name in try SystemCalls.directoryEntries(layout.root) where !name.hasPrefix(".") {
-            guard try SystemCalls.statusIfPresent(layout.root.appending(name))?.kind == .directory else { continue }
+        var folder = layout.root
+        if layout.isAdopted {
+            containers.append(manifest.entry(for: .drive)?.container ?? .drive)
+            folder = layout.adoptedContainers
+            if try SystemCalls.statusIfPresent(folder) == nil { return containers }
+        }
+        for name in try SystemCalls.directoryEntries(folder) where !name.hasPrefix(".") {
+            guard try SystemCalls.statusIfPresent(folder.appending(name))?.kind == .directory else { continue }
             let id = ContainerID(name)
             let unlisted = Container(id: id, displayName: name, isPublic: true)
             containers.append(manifest.entry(for: id)?.container ?? unlisted)

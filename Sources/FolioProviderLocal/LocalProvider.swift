@@ -11,6 +11,10 @@ import SystemPackage
 ///   public container named by its id);
 /// - `DIR/.folio/` holds the provider's own state (simulation override, symlink ids, uploads being staged).
 ///
+/// An adopted folder of documents (``adopt(at:)``, `RemoteLayout+Adopted.swift`) is the Drive container itself:
+/// its manifest and app containers are in `DIR/.folio/`, and what the provider knows of an item is in the id map
+/// there (``ItemIDMap``), never in an attribute of the user's items.
+///
 /// Items keep their id in the `user.folio` xattr (``StoredAttributes``), so ids survive renames and moves, also
 /// across containers and also when made by hand on the remote directory. Symlinks, which cannot carry `user.`
 /// xattrs on Linux, are identified by device and inode in `DIR/.folio/symlink-ids.json`. A file's version is
@@ -55,7 +59,7 @@ public final class LocalProvider: Provider {
     /// A provider over the remote at `root`; `unnamedStagedFiles: false` stages every upload under a name, as on
     /// a filesystem without unnamed files (tests of that path).
     init(root: FilePath, simulation: NetworkSimulation, unnamedStagedFiles: Bool) throws {
-        let layout = RemoteLayout(root: root)
+        let layout = RemoteLayout.existing(at: root)
         identity = RemoteIdentity(layout: layout, remoteID: try Self.establishIdentity(of: layout))
         try SystemCalls.makeDirectories(layout.staging)
         self.root = root
@@ -71,7 +75,9 @@ public final class LocalProvider: Provider {
     /// inotify is not available. One stream per provider; call ``stopWatching()`` when done.
     public func changeNotifications() -> AsyncStream<Void>? {
         watcher.withLock { watcher in
-            if watcher == nil { watcher = RemoteWatcher(root: root) }
+            if watcher == nil {
+                watcher = RemoteWatcher(root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [])
+            }
             return watcher?.stream
         }
     }
@@ -187,7 +193,7 @@ public final class LocalProvider: Provider {
             if staged == nil, changes.modificationTime != nil, item.kind == .file {
                 let before = try tree.remoteItem(for: item).version
                 if before == baseVersion
-                    || RemoteTree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
+                    || tree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
                     ownedVersion = before
                 }
             }
@@ -202,7 +208,7 @@ public final class LocalProvider: Provider {
             let modified = try tree.remoteItem(for: item)
             if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
-                try? RemoteTree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
+                try? tree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
             }
             return modified
         }

@@ -17,6 +17,8 @@ final class RemoteIdentity: Sendable {
     private let manifest: FilePath
     /// The id of the remote, from its manifest when the provider was opened.
     let remoteID: String
+    /// How the manifest is named in messages (`.folio-remote.json`, or `.folio/manifest.json` in an adopted folder).
+    private let manifestName: String
     /// The status of the manifest when it last matched.
     private let matched = Mutex<FileStatus?>(nil)
 
@@ -24,6 +26,7 @@ final class RemoteIdentity: Sendable {
     init(layout: RemoteLayout, remoteID: String) {
         root = layout.root
         manifest = layout.manifest
+        manifestName = layout.isAdopted ? ".folio/\(RemoteLayout.adoptedManifestName)" : ".folio-remote.json"
         self.remoteID = remoteID
     }
 
@@ -41,7 +44,7 @@ final class RemoteIdentity: Sendable {
                 throw .offline("\(operation): the remote folder \(root) is missing")
             }
             throw .offline(
-                "\(operation): \(root) is not the remote any more (no .folio-remote.json: a share that is not "
+                "\(operation): \(root) is not the remote any more (no \(manifestName): a share that is not "
                     + "mounted, or a folder put in its place?)")
         }
         if matched.withLock({ $0 == status }) { return }

@@ -1,18 +1,26 @@
 import SystemPackage
 import FolioCore
 
-/// Where things live in a local remote directory `DIR`:
+/// Where things live in a local remote directory `DIR`. A remote Folio made (``isAdopted`` false):
 ///
 /// - `DIR/<container id>/…` — each container's documents;
 /// - `DIR/.folio-remote.json` — the manifest (container display names and visibility);
 /// - `DIR/.folio/` — provider state: `simulate.json` (network simulation override), `symlink-ids.json`
 ///   (ids of symlinks, which cannot carry user xattrs), `staging/` (uploads in progress), `sample-remote`.
+///
+/// An adopted folder of documents (``isAdopted``, see `RemoteLayout+Adopted.swift`) is the Drive container
+/// itself, and everything of Folio's, the manifest included, is in `DIR/.folio/`.
 struct RemoteLayout: Hashable, Sendable {
     /// The remote directory.
     var root: FilePath
+    /// Whether `root` is an adopted folder of documents (the Drive container itself) rather than a remote Folio
+    /// made.
+    var isAdopted = false
 
     /// The manifest file.
-    var manifest: FilePath { root.appending(".folio-remote.json") }
+    var manifest: FilePath {
+        isAdopted ? stateDirectory.appending("manifest.json") : root.appending(".folio-remote.json")
+    }
     /// The provider's own state directory.
     var stateDirectory: FilePath { root.appending(".folio") }
     /// The network simulation override file.
@@ -25,5 +33,8 @@ struct RemoteLayout: Hashable, Sendable {
     var sampleMarker: FilePath { stateDirectory.appending("sample-remote") }
 
     /// A container's top-level directory.
-    func directory(of container: ContainerID) -> FilePath { root.appending(container.rawValue) }
+    func directory(of container: ContainerID) -> FilePath {
+        guard isAdopted else { return root.appending(container.rawValue) }
+        return container == .drive ? root : adoptedContainers.appending(container.rawValue)
+    }
 }

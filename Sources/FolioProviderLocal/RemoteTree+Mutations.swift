@@ -70,7 +70,7 @@ extension RemoteTree {
         guard existing.kind == .file, let staged, !staged.hasSameContents(as: existing.path) else {
             return (current, false)
         }
-        guard Self.isUnchangedWrite(by: template.retryTag, at: existing, version: current.version) else {
+        guard isUnchangedWrite(by: template.retryTag, at: existing, version: current.version) else {
             throw FolioError.conflict(
                 "\(existing.name) (\(existing.id)) was created on the remote and changed there since")
         }
@@ -87,17 +87,20 @@ extension RemoteTree {
 
     /// Records on `item` that the upload tagged `retryTag` made its `version` (after a metadata change gave it a
     /// new modification time).
-    static func stampWrite(by retryTag: String?, version: String, on item: LocatedItem) throws {
+    mutating func stampWrite(by retryTag: String?, version: String, on item: LocatedItem) throws {
         guard let retryTag else { return }
-        var attributes = try StoredAttributes.read(item.path)
+        let status = try SystemCalls.status(item.path)
+        var attributes = try storedAttributes(at: item.path, status: status)
         attributes.stamp = StoredAttributes.stamp(version: version, retryTag: retryTag)
         attributes.id = attributes.id ?? item.id
-        try attributes.write(to: item.path)
+        try store(attributes, at: item.path, status: status)
     }
 
     /// Whether `item`, now at `version`, is exactly what the upload tagged `retryTag` wrote.
-    static func isUnchangedWrite(by retryTag: String?, at item: LocatedItem, version: String) -> Bool {
-        guard let attributes = try? item.attributes ?? StoredAttributes.read(item.path) else { return false }
+    func isUnchangedWrite(by retryTag: String?, at item: LocatedItem, version: String) -> Bool {
+        guard let attributes = try? item.attributes ?? storedAttributes(at: item.path, status: item.status) else {
+            return false
+        }
         return attributes.isWrite(by: retryTag, version: version)
     }
 
@@ -169,10 +172,19 @@ extension RemoteTree {
 
         let key = FolderKey(container: template.container, id: template.parentID)
         var folder = try folders[key] ?? FoundFolder(directory(for: template.parentID, in: template.container))
+        if layout.isBookkeeping(folder.path.appending(template.name)) {
+            throw FolioError.invalidArgument("\(template.name) at the top of \(layout.root) is kept for Folio")
+        }
         if template.kind == .file {
-            guard let staged else { throw FolioError.invalidArgument("a file to create without its staged content") }
+            guard var staged else { throw FolioError.invalidArgument("a file to create without its staged content") }
             try folder.open()
             folders[key] = folder
+            if isAdopted {
+                // Its attributes go into the map, keyed by the staged file's inode (which its link keeps),
+                // before anyone can see it; ``finishPlacing(_:)`` forgets them if it never got there.
+                let finished = try staged.finished ?? Self.prepareNewFile(&staged, template, onFile: false)
+                itemIDs?.record(finished.attributes, for: finished.status)
+            }
             placing.insert(template.id)
             return .placeFile(FilePlacement(template: template, folder: folder, staged: staged))
         }
@@ -224,7 +236,7 @@ extension RemoteTree {
         let template = placement.template
         let path = placement.path
         guard let status = try SystemCalls.statusIfPresent(path), status.kind == .file else { return nil }
-        let attributes = try StoredAttributes.read(path)
+        let attributes = try storedAttributes(at: path, status: status)
         guard attributes.id == template.id else { return nil }
         let existing = LocatedItem(
             id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
@@ -235,6 +247,10 @@ extension RemoteTree {
     /// Ends the reservation of a planned file's item, whether or not ``placeFile(_:)`` placed it.
     mutating func finishPlacing(_ placement: FilePlacement) {
         placing.remove(placement.template.id)
+        if isAdopted, let staged = placement.staged.finished?.status,
+            (try? SystemCalls.statusIfPresent(placement.path))??.inode != staged.inode {
+            forgetAttributes(of: staged)  // not placed: its inode goes back to the file system
+        }
     }
 
     /// Records a file that ``placeFile(_:)`` put into place, under the tree's lock; returns it.
@@ -253,23 +269,24 @@ extension RemoteTree {
     }
 
     /// Gives the staged content of a new file its mode, time and attributes (the first revision of
-    /// `template`'s item).
+    /// `template`'s item). `onFile: false` (an adopted folder) leaves them off the file:
+    /// ``planCreate(_:staged:folders:)`` records them in the id map.
     @discardableResult
     static func prepareNewFile(
-        _ staged: inout StagedUpload, _ template: RemoteItemTemplate
+        _ staged: inout StagedUpload, _ template: RemoteItemTemplate, onFile: Bool = true
     ) throws -> (status: FileStatus, attributes: StoredAttributes) {
         let (onDisk, storedMode) = diskMode(template.mode, kind: .file)
-        return try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime) {
+        return try staged.finish(onDisk: onDisk, modificationTime: template.modificationTime, onFile: onFile) {
             written(template.id, revision: 1, mode: storedMode, retryTag: template.retryTag, status: $0)
         }
     }
 
     /// Makes a folder and gives it its attributes; removes it again if that fails. Returns its status.
-    private func createDirectory(at path: FilePath, template: RemoteItemTemplate) throws -> FileStatus {
+    private mutating func createDirectory(at path: FilePath, template: RemoteItemTemplate) throws -> FileStatus {
         try SystemCalls.makeDirectory(path, permissions: 0o700)
         do {
             let (onDisk, storedMode) = Self.diskMode(template.mode, kind: .directory)
-            try StoredAttributes(id: template.id, mode: storedMode).write(to: path)
+            try store(StoredAttributes(id: template.id, mode: storedMode), at: path, status: SystemCalls.status(path))
             try SystemCalls.setPermissions(path, onDisk)
             try SystemCalls.setModificationTime(path, template.modificationTime)
             return try SystemCalls.status(path)
@@ -309,7 +326,7 @@ extension RemoteTree {
         case .symlink: throw FolioError.invalidArgument("\(item.name) (\(item.id)) is a symlink: it has no content")
         default: break
         }
-        let attributes = try item.attributes ?? StoredAttributes.read(item.path)
+        let attributes = try item.attributes ?? storedAttributes(at: item.path, status: item.status)
         var current = item
         current.attributes = attributes
         let currentVersion = try remoteItem(for: current).version
@@ -327,10 +344,17 @@ extension RemoteTree {
         let (onDisk, storedMode) = Self.diskMode(mode, kind: .file)
         let revision = attributes.revision + 1
         var staged = staged
-        let (status, written) = try staged.finish(onDisk: onDisk, modificationTime: modificationTime) {
+        let (status, written) = try staged.finish(
+            onDisk: onDisk, modificationTime: modificationTime, onFile: !isAdopted
+        ) {
             Self.written(item.id, revision: revision, mode: storedMode, retryTag: retryTag, status: $0)
         }
+        if isAdopted {
+            // The new inode keeps the item's id (saved with the map before the lock is let go).
+            itemIDs?.record(written, for: status)
+        }
         try staged.replace(item.path)
+        if isAdopted { forgetAttributes(of: item.status) }
         var replaced = item
         replaced.status = status
         replaced.attributes = written
@@ -356,6 +380,9 @@ extension RemoteTree {
         }
         let destination = try directory(for: parentID, in: container)
         let path = destination.path.appending(name)
+        if layout.isBookkeeping(path) {
+            throw FolioError.invalidArgument("\(name) at the top of \(layout.root) is kept for Folio")
+        }
         if try SystemCalls.statusIfPresent(path) != nil {
             throw FolioError.exists("\(name) in \(destination.parentID.map(\.rawValue) ?? container.rawValue)")
         }
@@ -388,7 +415,7 @@ extension RemoteTree {
     /// Applies permission and modification time changes (a symlink has no permissions of its own).
     mutating func applyAttributes(_ changes: RemoteItemChanges, to item: LocatedItem) throws -> LocatedItem {
         if let mode = changes.mode, item.kind != .symlink {
-            try Self.applyMode(mode, kind: item.kind, to: item.path, id: item.id)
+            try applyMode(mode, kind: item.kind, to: item.path, id: item.id)
         }
         if let modificationTime = changes.modificationTime {
             try SystemCalls.setModificationTime(item.path, modificationTime)
@@ -417,12 +444,12 @@ extension RemoteTree {
         guard let item = try locate(id, in: container, rescanOnMiss: baseVersion != nil) else { return }
         let current = try remoteItem(for: item).version
         if let baseVersion, current != baseVersion,
-            !(item.kind == .file && Self.isUnchangedWrite(by: retryTag, at: item, version: current)) {
+            !(item.kind == .file && isUnchangedWrite(by: retryTag, at: item, version: current)) {
             throw FolioError.conflict(
                 "\(item.name) (\(id)) changed on the remote: version \(current), not \(baseVersion)")
         }
         if baseVersion == nil, retryTag != nil, item.kind == .file,
-            !Self.isUnchangedWrite(by: retryTag, at: item, version: current) {
+            !isUnchangedWrite(by: retryTag, at: item, version: current) {
             // Created by a create whose answer never came, and changed since by someone else.
             throw FolioError.conflict("\(item.name) (\(id)) was created on the remote and changed there since")
         }
@@ -436,6 +463,7 @@ extension RemoteTree {
         default:
             try SystemCalls.removeFile(item.path)
         }
+        forgetAttributes(of: item.status)
         indexes[container]?.places[id] = nil
     }
 }

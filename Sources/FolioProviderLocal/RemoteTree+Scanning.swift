@@ -33,6 +33,7 @@ extension RemoteTree {
     mutating func scan(_ container: ContainerID) throws -> [RemoteItem] {
         let base = try containerDirectory(container)
         try symlinkIDs.reloadIfChanged()
+        try itemIDs?.reloadIfChanged()
         var objects: [ScannedObject] = []
         for attempt in 1...Self.walkAttempts {
             let started = SystemCalls.coarseClock()
@@ -53,11 +54,17 @@ extension RemoteTree {
             for component in objects[position].components { path.append(component) }
             let object = objects[position]
             let id: ItemID
-            if let existing = object.id {
-                id = existing
-            } else if let previous = replaced[position] {
-                id = assignID(previous, to: path, status: object.status, symlinkTarget: nil, replacing: false)
+            if let previous = replaced[position] {
+                if isAdopted {
+                    // Kept in the map, keyed by the new file's inode: nothing is written on the file.
+                    itemIDs?.record(StoredAttributes(id: previous), for: object.status)
+                    id = previous
+                } else {
+                    id = assignID(previous, to: path, status: object.status, symlinkTarget: nil, replacing: false)
+                }
                 objects[position].id = id
+            } else if let existing = object.id {
+                id = existing
             } else {
                 id = assignID(
                     to: path, status: object.status, symlinkTarget: object.symlinkTarget,
@@ -118,21 +125,29 @@ extension RemoteTree {
             names = try SystemCalls.directoryEntries(directory)
         } catch FolioError.notFound {
             return  // removed while we were scanning
+        } catch FolioError.accessDenied {
+            // A folder this process may not read (common in an adopted folder): listed, with nothing in it
+            // known; what it holds stays untouched (a delete of it through the mount fails: it is not empty).
+            return
         }
         folderListed?(directory)
         for name in names where !ItemName.isInternal(name) {
             let path = directory.appending(name)
+            if layout.isBookkeeping(path) { continue }
             guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { continue }
             let target = kind == .symlink ? try? SystemCalls.symlinkTarget(path) : nil
             if kind == .symlink && target == nil { continue }
             let stored: ItemID?
             var attributes: StoredAttributes?
             if kind == .symlink, let target {
-                stored = symlinkIDs.id(of: status, target: target)
+                stored = symlinkID(of: status, target: target)
             } else {
                 do {
-                    attributes = try StoredAttributes.read(path)
-                    stored = attributes?.id
+                    attributes = try storedAttributes(at: path, status: status)
+                    // In an adopted folder every file and folder has an id already: nothing is written on it.
+                    stored = isAdopted
+                        ? fileOrFolderID(attributes: attributes, status: status, components: components + [name])
+                        : attributes?.id
                 } catch FolioError.notFound {
                     continue  // removed since it was listed
                 }
@@ -211,8 +226,7 @@ extension RemoteTree {
             if let components = previous.components(of: id) { vacated[components] = id }
         }
         guard !vacated.isEmpty else { return [:] }
-        let wanted = Set(objects.filter { $0.id == nil && !$0.hadDuplicateID && $0.status.kind == .file }
-            .map(\.components))
+        let wanted = Set(objects.filter { isTakeoverCandidate($0, previous: previous) }.map(\.components))
         for (components, id) in vacated {
             if !wanted.contains(components) {
                 vacated[components] = nil
@@ -222,11 +236,21 @@ extension RemoteTree {
         }
         guard !vacated.isEmpty else { return [:] }
         var replaced: [Int: ItemID] = [:]
-        for (position, object) in objects.enumerated()
-        where object.id == nil && !object.hadDuplicateID && object.status.kind == .file {
+        for (position, object) in objects.enumerated() where isTakeoverCandidate(object, previous: previous) {
             if let id = vacated[object.components] { replaced[position] = id }
         }
         return replaced
+    }
+
+    /// Whether a scanned object may take over the id of a file that left its place: a file found without an id
+    /// (not a `cp -a` copy), or in an adopted folder (where every file has one, derived from its inode) a file
+    /// with one name and no map entry whose id the last scan did not know: a new inode, such as the user's own
+    /// tools make when they save by writing a new file and renaming it over the old one.
+    private func isTakeoverCandidate(_ object: ScannedObject, previous: ContainerIndex) -> Bool {
+        guard object.status.kind == .file, !object.hadDuplicateID else { return false }
+        guard isAdopted else { return object.id == nil }
+        guard let id = object.id, object.attributes?.id == nil, object.status.linkCount == 1 else { return false }
+        return previous.places[id] == nil
     }
 
     /// The id given to the object with `status` whose attribute `attribute` has no usable id: the same in every
@@ -242,6 +266,11 @@ extension RemoteTree {
     private mutating func assignID(
         _ id: ItemID = .generate(), to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
     ) -> ItemID {
+        if isAdopted {
+            // Nothing is written on the user's items: a second holder of an id (only a hard link could be one)
+            // gets one made from its place, the same in every process.
+            return Self.repairedID(of: status, attribute: path.string)
+        }
         if status.kind == .symlink, let symlinkTarget {
             symlinkIDs.record(id, status: status, target: symlinkTarget)
             return id

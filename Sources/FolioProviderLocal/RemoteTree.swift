@@ -15,6 +15,8 @@ struct RemoteTree: Sendable {
     var indexes: [ContainerID: ContainerIndex] = [:]
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
+    /// In an adopted folder, what the provider knows of files and folders (``ItemIDMap``); `nil` otherwise.
+    var itemIDs: ItemIDMap?
     /// Items whose new file a create is putting into place outside the lock (between
     /// ``planCreate(_:staged:folders:)`` and ``finishPlacing(_:)``): another create of one of them waits.
     var placing: Set<ItemID> = []
@@ -26,6 +28,7 @@ struct RemoteTree: Sendable {
     init(layout: RemoteLayout) throws {
         self.layout = layout
         symlinkIDs = try SymlinkIDStore(path: layout.symlinkIndex)
+        itemIDs = layout.isAdopted ? try ItemIDMap(path: layout.itemIDIndex) : nil
     }
 
     // MARK: Containers
@@ -63,6 +66,7 @@ struct RemoteTree: Sendable {
     /// the container (unless `rescanOnMiss` is false). `nil` if the container has no such item.
     mutating func locate(_ id: ItemID, in container: ContainerID, rescanOnMiss: Bool = true) throws -> LocatedItem? {
         try symlinkIDs.reloadIfChanged()
+        try itemIDs?.reloadIfChanged()
         if indexes[container] == nil {
             _ = try scan(container)
             return try locateIndexed(id, in: container)
@@ -83,8 +87,10 @@ struct RemoteTree: Sendable {
         guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { return nil }
         var attributes: StoredAttributes?
         if kind == .file || kind == .directory {
-            attributes = try StoredAttributes.read(path)
-            guard (attributes?.id ?? Self.derivedID(of: status)) == id else { return nil }
+            attributes = try storedAttributes(at: path, status: status)
+            guard fileOrFolderID(attributes: attributes, status: status, components: components) == id else {
+                return nil
+            }
         } else if try identity(at: path, status: status) != id {
             return nil
         }
@@ -99,9 +105,9 @@ struct RemoteTree: Sendable {
     func identity(at path: FilePath, status: FileStatus) throws -> ItemID? {
         switch status.kind {
         case .symlink:
-            return symlinkIDs.id(of: status, target: try SystemCalls.symlinkTarget(path))
+            return symlinkID(of: status, target: try SystemCalls.symlinkTarget(path))
         case .file, .directory:
-            return try StoredAttributes.read(path).id ?? Self.derivedID(of: status)
+            return try storedAttributes(at: path, status: status).id ?? Self.derivedID(of: status)
         default:
             return nil
         }
@@ -115,7 +121,9 @@ struct RemoteTree: Sendable {
     /// The provider's description of an item found on disk.
     func remoteItem(for item: LocatedItem) throws -> RemoteItem {
         let kind = item.kind
-        let attributes = kind == .symlink ? StoredAttributes() : try item.attributes ?? StoredAttributes.read(item.path)
+        let attributes =
+            kind == .symlink
+            ? StoredAttributes() : try item.attributes ?? storedAttributes(at: item.path, status: item.status)
         return RemoteItem(
             id: item.id, container: item.container, parentID: item.parentID, name: item.name, kind: kind,
             size: kind == .file ? item.status.size : 0, modificationTime: item.status.modificationTime,
@@ -143,13 +151,14 @@ struct RemoteTree: Sendable {
 
     /// Sets the permission bits of the file or folder `id` at `path`: on disk with the owner bits the provider
     /// needs, and the requested bits in its attributes when they differ.
-    static func applyMode(_ mode: UInt32, kind: ItemKind, to path: FilePath, id: ItemID) throws {
-        let (onDisk, stored) = diskMode(mode, kind: kind)
+    mutating func applyMode(_ mode: UInt32, kind: ItemKind, to path: FilePath, id: ItemID) throws {
+        let (onDisk, stored) = Self.diskMode(mode, kind: kind)
         try SystemCalls.setPermissions(path, onDisk)
-        var attributes = try StoredAttributes.read(path)
+        let status = try SystemCalls.status(path)
+        var attributes = try storedAttributes(at: path, status: status)
         guard attributes.mode != stored else { return }
         attributes.mode = stored
         attributes.id = attributes.id ?? id  // never written without the id it is known by
-        try attributes.write(to: path)
+        try store(attributes, at: path, status: status)
     }
 }

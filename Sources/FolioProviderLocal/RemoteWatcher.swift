@@ -4,20 +4,24 @@ import SystemPackage
 
 /// Push for the local provider: watches every folder of the remote with inotify and reports that something
 /// changed (a person editing the folder, or another Folio mount uploading to it). Folio's own bookkeeping
-/// folder (`.folio`) is not watched. Folders created later are watched as they appear.
+/// folder (`.folio`) is not watched, except the app containers of an adopted folder inside it. Folders created
+/// later are watched as they appear.
 final class RemoteWatcher: Sendable {
     private let root: FilePath
+    /// More folders watched with everything below them (an adopted folder's app containers).
+    private let others: [FilePath]
     private let descriptor: Int32
     private let stopped = Atomic<Bool>(false)
     private let continuation: AsyncStream<Void>.Continuation
     /// The notifications.
     let stream: AsyncStream<Void>
 
-    /// Starts watching `root`; `nil` if inotify is not available (the provider is then only polled).
-    init?(root: FilePath) {
+    /// Starts watching `root` and `others`; `nil` if inotify is not available (the provider is then only polled).
+    init?(root: FilePath, alsoWatching others: [FilePath] = []) {
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return nil }
         self.root = root
+        self.others = others
         self.descriptor = descriptor
         (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         watchFolders()
@@ -62,7 +66,7 @@ final class RemoteWatcher: Sendable {
     /// Adds a watch for every folder of the remote that has none yet (adding one twice is harmless).
     private func watchFolders() {
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_ONLYDIR)
-        var stack = [root.string]
+        var stack = [root.string] + others.map(\.string)
         while let folder = stack.popLast() {
             _ = inotify_add_watch(descriptor, folder, mask)
             guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }

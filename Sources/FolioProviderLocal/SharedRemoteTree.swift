@@ -39,9 +39,16 @@ final class SharedRemoteTree: Sendable {
     }
 
     /// Runs `body` on the tree under its lock (and the remote's, see ``RemoteLock``). Never call it from inside
-    /// `body`, nor `await` inside.
-    func withLock<Result: Sendable>(_ body: (inout RemoteTree) throws -> Result) throws -> Result {
-        try tree.withLock { tree in try remoteLock.withExclusiveLock { try body(&tree) } }
+    /// `body`, nor `await` inside. What `body` recorded in an adopted folder's id map is saved before the locks
+    /// are let go, also when it failed.
+    func withLock<Value: Sendable>(_ body: (inout RemoteTree) throws -> Value) throws -> Value {
+        try tree.withLock { tree in
+            try remoteLock.withExclusiveLock {
+                let outcome = Result { try body(&tree) }
+                try tree.saveItemIDs()
+                return try outcome.get()
+            }
+        }
     }
 
     /// The path with symlinks resolved (so two spellings of one directory share a tree), or as given.

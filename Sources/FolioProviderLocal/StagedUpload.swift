@@ -27,10 +27,12 @@ struct StagedUpload: Sendable {
     }
 
     /// Gives the file the bits `onDisk` and the modification time `time` (if any), then the attributes
-    /// `attributes` makes from its final status; returns that status and those attributes.
+    /// `attributes` makes from its final status (on the file itself unless `onFile` is false: an adopted folder
+    /// keeps them in its id map); returns that status and those attributes.
     @discardableResult
     mutating func finish(
-        onDisk mode: UInt32, modificationTime time: Timestamp?, attributes: (FileStatus) -> StoredAttributes
+        onDisk mode: UInt32, modificationTime time: Timestamp?, onFile: Bool = true,
+        attributes: (FileStatus) -> StoredAttributes
     ) throws -> (status: FileStatus, attributes: StoredAttributes) {
         guard fchmod(descriptor.rawValue, mode_t(mode & 0o7777)) == 0 else {
             throw SystemCalls.lastError("fchmod", described)
@@ -46,7 +48,7 @@ struct StagedUpload: Sendable {
         }
         let status = try SystemCalls.status(of: descriptor, path: described)
         let stored = attributes(status)
-        try stored.write(to: descriptor, path: described)
+        if onFile { try stored.write(to: descriptor, path: described) }
         finished = (status, stored)
         return (status, stored)
     }

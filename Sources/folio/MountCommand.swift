@@ -11,7 +11,11 @@ struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount", abstract: "Mount a remote folder (the local provider) at MOUNTPOINT.")
 
-    @Option(name: .long, help: "The remote folder (an empty or new folder is initialized with the Drive container).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The remote folder (an empty or new folder is initialized with the Drive container; a folder of "
+                + "documents is adopted as the Drive, with Folio's files in its .folio/)."))
     var remote: String?
 
     @Option(name: .long, help: "Show only this app container (its app view) instead of the full view.")

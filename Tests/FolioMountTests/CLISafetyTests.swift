@@ -1,4 +1,6 @@
+import FolioProviderLocal
 import Foundation
+import SystemPackage
 import XCTest
 
 /// What a newcomer tripped over in the command-line tool: a mount over a running Folio mount, a second daemon on
@@ -209,14 +211,16 @@ final class CLISafetyTests: XCTestCase {
     }
 
     func testFailedMountLeavesNoStateFolderItCreated() throws {
-        let notRemote = home + "/notremote"
+        // A folder that cannot be adopted: inside another remote.
+        try LocalProvider.initialize(at: FilePath(home + "/outer"))
+        let notRemote = home + "/outer/com.folio.drive/inner"
         try FileManager.default.createDirectory(atPath: notRemote, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: notRemote + "/precious.txt", contents: Data("keep".utf8))
         let stateHome = home + "/.local/state/folio"
 
         let background = folio("mount --remote '\(notRemote)' '\(mnt)'")
         XCTAssertNotEqual(background.status, 0)
-        XCTAssertTrue(background.stderr.contains("not a Folio remote"), background.stderr)
+        XCTAssertTrue(background.stderr.contains("is inside the Folio remote"), background.stderr)
         XCTAssertFalse(background.stderr.contains("mount failed: error:"), "one prefix: \(background.stderr)")
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: stateHome)) ?? [], [])
 

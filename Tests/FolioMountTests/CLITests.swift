@@ -1,4 +1,6 @@
+import FolioProviderLocal
 import Foundation
+import SystemPackage
 import XCTest
 
 /// The command-line tool as a user runs it: `folio demo`, background `folio mount`, `status`, `unmount`, errors.
@@ -62,13 +64,16 @@ final class CLITests: XCTestCase {
         let missing = folio("mount --remote '\(home)/remote' '\(home)/does-not-exist'")
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stderr.contains("is not a folder"), missing.stderr)
-        try FileManager.default.createDirectory(atPath: home + "/notremote", withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: home + "/notremote/precious.txt", contents: Data("keep".utf8))
+        // A folder of documents inside another remote cannot be adopted (AdoptedFolderTests has the other cases).
+        let inner = home + "/outer/com.folio.drive/inner"
+        try LocalProvider.initialize(at: FilePath(home + "/outer"))
+        try FileManager.default.createDirectory(atPath: inner, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: inner + "/precious.txt", contents: Data("keep".utf8))
         try FileManager.default.createDirectory(atPath: home + "/mnt", withIntermediateDirectories: true)
-        let refused = folio("mount --remote '\(home)/notremote' '\(home)/mnt'")
+        let refused = folio("mount --remote '\(inner)' '\(home)/mnt'")
         XCTAssertNotEqual(refused.status, 0)
-        XCTAssertTrue(refused.stderr.contains("not a Folio remote"), refused.stderr)
-        XCTAssertEqual(try String(contentsOfFile: home + "/notremote/precious.txt", encoding: .utf8), "keep")
+        XCTAssertTrue(refused.stderr.contains("is inside the Folio remote"), refused.stderr)
+        XCTAssertEqual(try String(contentsOfFile: inner + "/precious.txt", encoding: .utf8), "keep")
         let status = folio("status '\(home)'")
         XCTAssertNotEqual(status.status, 0)
         XCTAssertTrue(status.stderr.contains("not inside a running Folio mount"), status.stderr)

@@ -11,11 +11,24 @@ final class TemporaryRemote: Sendable {
 
     /// The remote directory.
     let root: FilePath
+    /// Whether it is an adopted folder of documents (the Drive is the folder itself).
+    let isAdopted: Bool
+    /// The documents an adopted remote held before it was adopted (Drive names, sorted).
+    static let adoptedDocuments = ["Existing folder", "existing.txt"]
 
-    /// Makes the remote (or only the empty directory, with `initialize: false`).
-    init(initialize: Bool = true) throws {
+    /// Makes the remote (or only the empty directory, with `initialize: false`); `adopted: true` makes a folder of
+    /// documents (``adoptedDocuments``) and adopts it.
+    init(initialize: Bool = true, adopted: Bool = false) throws {
         root = FilePath(NSTemporaryDirectory()).appending("folio-provider-test-\(UUID().uuidString)")
-        if initialize {
+        isAdopted = adopted
+        if adopted {
+            try FileManager.default.createDirectory(
+                atPath: root.string + "/Existing folder", withIntermediateDirectories: true)
+            try Data("a user's own document\n".utf8).write(to: URL(fileURLWithPath: root.string + "/existing.txt"))
+            try Data("inside\n".utf8).write(to: URL(fileURLWithPath: root.string + "/Existing folder/inner.txt"))
+            try LocalProvider.adopt(at: root)
+            try LocalProvider.addContainer(Self.notes, at: root)
+        } else if initialize {
             try LocalProvider.initialize(at: root)
             try LocalProvider.addContainer(Self.notes, at: root)
         } else {
@@ -30,7 +43,9 @@ final class TemporaryRemote: Sendable {
 
     /// The absolute path of `relativePath` inside a container's directory.
     func path(_ relativePath: String, in container: ContainerID = .drive) -> String {
-        root.appending(container.rawValue).appending(relativePath).string
+        guard isAdopted else { return root.appending(container.rawValue).appending(relativePath).string }
+        let folder = container == .drive ? root : root.appending(".folio/containers").appending(container.rawValue)
+        return folder.appending(relativePath).string
     }
 
     /// Writes a file by hand (as a person would), making its folders.

@@ -1,0 +1,82 @@
+import FolioCore
+import FolioProviderLocal
+import FolioTesting
+import XCTest
+
+/// The provider conformance suite against ``LocalProvider`` on an adopted folder of documents (issue 14): the
+/// Drive is the folder itself, ids come from inodes and the id map in `.folio/`, app containers are in
+/// `.folio/containers/`. One test per check, as ``LocalProviderConformanceTests``.
+final class AdoptedRemoteConformanceTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote(adopted: true)
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    /// The suite over this test's adopted folder (as ``LocalProviderConformanceTests`` builds it).
+    private func suite(withRival: Bool = true) -> ProviderConformance {
+        let root = remote.root
+        let makeRival: ProviderConformance.RivalFactory = { try RivalProcessEntry.start(remote: root) }
+        return ProviderConformance(
+            options: ProviderConformance.Options(
+                container: .drive, secondContainer: TemporaryRemote.notes.id,
+                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100
+            ),
+            makeProvider: { try LocalProvider(root: root) },
+            makeSlowProvider: {
+                try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
+            },
+            makeRival: withRival ? makeRival : nil
+        )
+    }
+
+    /// Runs one check and fails the test (with the suite's message) if it does not pass.
+    private func assertPasses(_ check: ProviderConformance.Check) async throws {
+        let outcome = try await suite().run(check)
+        XCTAssertEqual(outcome, .passed, "\(check) was \(outcome)")
+    }
+
+    func testCreateAndEnumerate() async throws { try await assertPasses(.createAndEnumerate) }
+    func testIDsStableAcrossRenameAndMove() async throws { try await assertPasses(.idsStableAcrossRenameAndMove) }
+    func testIDsStableAcrossContainers() async throws { try await assertPasses(.idsStableAcrossContainers) }
+    func testFetchReturnsExactBytes() async throws { try await assertPasses(.fetchReturnsExactBytes) }
+    func testFetchChecksVersionAndExistence() async throws {
+        try await assertPasses(.fetchChecksVersionAndExistence)
+    }
+    func testStaleModifyConflicts() async throws { try await assertPasses(.staleModifyConflicts) }
+    func testCreateIsIdempotent() async throws { try await assertPasses(.createIsIdempotent) }
+    func testCreateManyAtOnce() async throws { try await assertPasses(.createManyAtOnce) }
+    func testRetryTagsRecognizeOwnWrites() async throws { try await assertPasses(.retryTagsRecognizeOwnWrites) }
+    func testDeleteIsIdempotent() async throws { try await assertPasses(.deleteIsIdempotent) }
+    func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
+    func testBadNamesAreRefused() async throws { try await assertPasses(.badNamesAreRefused) }
+    func testFetchCancellation() async throws { try await assertPasses(.fetchCancellation) }
+    func testConditionalChangesAtomicAcrossProcesses() async throws {
+        try await assertPasses(.conditionalChangesAtomicAcrossProcesses)
+    }
+
+    /// Every check is covered by a test above.
+    func testEveryCheckHasATest() {
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 14, "add a test method for the new check")
+    }
+
+    /// The whole suite on one adopted folder leaves it as it found it: the user's documents only, and no
+    /// `user.*` attribute on any of them nor on what the suite made and removed.
+    func testRunAllLeavesTheFolderAsItWas() async throws {
+        let outcomes = try await suite(withRival: false).runAll()
+        XCTAssertTrue(
+            outcomes.filter { $0.key != .conditionalChangesAtomicAcrossProcesses }.values.allSatisfy { $0 == .passed },
+            "\(outcomes)")
+        let provider = try remote.provider()
+        let drive = try await provider.enumerateItems(in: .drive).items
+        let notes = try await provider.enumerateItems(in: TemporaryRemote.notes.id).items
+        XCTAssertEqual(drive.filter { $0.parentID == nil }.map(\.name).sorted(), TemporaryRemote.adoptedDocuments)
+        XCTAssertEqual(notes.map(\.name), [])
+        let listed = try FileManager.default.contentsOfDirectory(atPath: remote.root.string).sorted()
+        XCTAssertEqual(listed, [".folio"] + TemporaryRemote.adoptedDocuments)
+    }
+}
