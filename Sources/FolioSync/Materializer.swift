@@ -42,7 +42,8 @@ public final class Materializer: RangedMaterializing {
         while true {
             if Task.isCancelled { throw .interrupted("open of inode \(ino) interrupted") }
             guard let target = try fileSystem.rangedTarget(ino) else { return nil }
-            let outcome = try downloads.withLock { downloads throws(FolioError) -> (RangedDownload?, Task<Void, Never>?) in
+            typealias Outcome = (download: RangedDownload?, cleanup: Task<Void, Never>?)
+            let outcome = try downloads.withLock { downloads throws(FolioError) -> Outcome in
                 if let existing = downloads[ino], existing.version == target.version {
                     let (joined, interest) = existing.join(asHandle: asHandle)
                     if joined {
@@ -61,11 +62,11 @@ public final class Materializer: RangedMaterializing {
                 logger.info("downloading \(target.itemID) (inode \(ino), \(target.size) bytes)")
                 return (download, nil)
             }
-            if let download = outcome.0 {
+            if let download = outcome.download {
                 download.completeIfWhole()
                 return download
             }
-            if let cleanup = outcome.1 { await cleanup.value }
+            if let cleanup = outcome.cleanup { await cleanup.value }
         }
     }
 

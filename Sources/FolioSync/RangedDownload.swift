@@ -116,19 +116,24 @@ final class RangedDownload: RangedContent {
         self.fileSystem = fileSystem
         self.logger = logger
         self.ended = ended
-        cache = fileSystem.contentCache
-        recordName = PartialContentRecord.name(container: target.container, itemID: target.itemID, version: target.version)
+        let cache = fileSystem.contentCache
+        let recordName = PartialContentRecord.name(
+            container: target.container, itemID: target.itemID, version: target.version)
         var present = ByteRanges()
+        let fileName: String
         if let record = cache.readPartialRecord(named: recordName), record.itemID == target.itemID,
            record.container == target.container, record.version == target.version, record.size == target.size {
             fileName = record.file
             present = record.present
-            logger.info(
-                "resuming the download of \(target.itemID) (inode \(target.ino)): \(present.count) of \(target.size) bytes already here")
+            logger.info("resuming the download of \(target.itemID) (inode \(target.ino)): \(present.count) of "
+                + "\(target.size) bytes already here")
         } else {
             cache.removePartialRecord(named: recordName)
             fileName = try cache.makeSizedFile(target.size)
         }
+        self.cache = cache
+        self.recordName = recordName
+        self.fileName = fileName
         path = cache.path(of: fileName)
         descriptor = try cache.openForWriting(fileName)
         state = Mutex(State(present: present))
@@ -178,8 +183,8 @@ final class RangedDownload: RangedContent {
                     cache.removePartialRecord(named: recordName)
                     cache.remove(fileName)
                 }
-                logger.info(
-                    "download of \(target.itemID) (inode \(target.ino)) cancelled: nobody waits for it (\(present) of \(target.size) bytes were here, \(transferred) fetched)")
+                logger.info("download of \(target.itemID) (inode \(target.ino)) cancelled: nobody waits for it "
+                    + "(\(present) of \(target.size) bytes were here, \(transferred) fetched)")
             } else {
                 logger.debug("download of \(target.itemID) (inode \(target.ino)) ended: \(transferred) bytes fetched")
             }
@@ -214,9 +219,9 @@ final class RangedDownload: RangedContent {
     }
 
     private func register(_ id: UInt64, range: Range<Int64>, continuation: CheckedContinuation<Void, any Error>) {
-        let immediate = state.withLock { state -> FolioError?? in
-            if Task.isCancelled { return .some(.interrupted("read of inode \(target.ino) interrupted")) }
-            if state.present.contains(range) { return .some(nil) }
+        let immediate = state.withLock { state -> Immediate in
+            if Task.isCancelled { return .failed(.interrupted("read of inode \(target.ino) interrupted")) }
+            if state.present.contains(range) { return .ready }
             state.waiters[id] = Waiter(range: range, continuation: continuation)
             // The missing bytes nobody fetches yet, in whole chunks, are fetched now, before the background.
             var busy = state.busy
@@ -228,23 +233,31 @@ final class RangedDownload: RangedContent {
                     startFetch(part, background: false, state: &state)
                 }
             }
-            return nil
+            return .wait
         }
-        if let immediate {
-            if let error = immediate { continuation.resume(throwing: error) } else { continuation.resume() }
-            return
+        switch immediate {
+        case .ready: continuation.resume()
+        case .failed(let error): continuation.resume(throwing: error)
+        case .wait: report()
         }
-        report()
+    }
+
+    /// What a registration does now.
+    private enum Immediate {
+        /// Waits (it was registered).
+        case wait
+        /// Goes on: its bytes are here.
+        case ready
+        /// Fails at once.
+        case failed(FolioError)
     }
 
     private func cancelWaiter(_ id: UInt64) {
         let waiter = state.withLock { state -> Waiter? in
             guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
             // A fetch that was started for reads, none of which waits any more, is not needed now.
-            for (fetchID, fetch) in state.fetches where !fetch.isBackground {
-                if !state.waiters.values.contains(where: { $0.range.overlaps(fetch.range) }) {
-                    state.fetches[fetchID]?.task?.cancel()
-                }
+            for fetch in state.fetches.values where !fetch.isBackground {
+                if !state.waiters.values.contains(where: { $0.range.overlaps(fetch.range) }) { fetch.task?.cancel() }
             }
             return waiter
         }
@@ -260,24 +273,24 @@ final class RangedDownload: RangedContent {
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let immediate = state.withLock { state -> FolioError?? in
+                    let immediate = state.withLock { state -> Immediate in
                         state.reservations -= 1
                         if isComplete.load(ordering: .acquiring) {
                             _ = endIfUnwanted(&state)
-                            return .some(nil)
+                            return .ready
                         }
                         if Task.isCancelled {
                             _ = endIfUnwanted(&state)
-                            return .some(.interrupted("download of inode \(target.ino) interrupted"))
+                            return .failed(.interrupted("download of inode \(target.ino) interrupted"))
                         }
                         state.wholeWaiters[id] = continuation
                         startBackground(state: &state)
-                        return nil
+                        return .wait
                     }
-                    if let immediate {
-                        if let error = immediate { continuation.resume(throwing: error) } else { continuation.resume() }
-                    } else {
-                        report()
+                    switch immediate {
+                    case .ready: continuation.resume()
+                    case .failed(let error): continuation.resume(throwing: error)
+                    case .wait: report()
                     }
                 }
             } onCancel: {
@@ -377,8 +390,8 @@ final class RangedDownload: RangedContent {
             logger.debug("fetch of bytes \(range) of \(target.itemID) cancelled")
             return
         }
-        logger.error(
-            "download of \(target.itemID) (inode \(target.ino)) failed: bytes \(range.lowerBound)..<\(range.upperBound): \(error)")
+        logger.error("download of \(target.itemID) (inode \(target.ino)) failed: bytes "
+            + "\(range.lowerBound)..<\(range.upperBound): \(error)")
         if case .offline = error { fileSystem.recordProviderOffline(error) }
     }
 
@@ -468,7 +481,7 @@ final class RangedDownload: RangedContent {
 
     /// Makes the bytes here durable, then names them in the record (bytes fetched meanwhile wait for the next).
     private func persist() {
-        persisting.withLock { completed in
+        persisting.withLock { (completed: inout Bool) in
             guard !completed else { return }
             let present = state.withLock { $0.present }
             guard fdatasync(descriptor) == 0 else {
@@ -489,7 +502,7 @@ final class RangedDownload: RangedContent {
     /// Every byte is here: the file becomes the item's content (if the item still is a placeholder of this
     /// version), the record goes, and whole-file waiters are answered.
     private func complete() {
-        let installed = persisting.withLock { completed -> Bool in
+        let installed = persisting.withLock { (completed: inout Bool) -> Bool in
             guard !completed else { return false }
             completed = true
             let installed = fileSystem.installRangedContent(target.ino, version: target.version, fileName: fileName)

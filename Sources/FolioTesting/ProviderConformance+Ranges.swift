@@ -23,7 +23,8 @@ extension ProviderConformance {
         try space.expect(
             fetched.id == file.id && fetched.version == file.version, "ranged fetch returned \(fetched)")
         var expected = [UInt8](repeating: marker, count: bytes.count + 100)
-        expected.replaceSubrange(Int(middle.lowerBound)..<Int(middle.upperBound), with: bytes[Int(middle.lowerBound)..<Int(middle.upperBound)])
+        let middleIndices = Int(middle.lowerBound)..<Int(middle.upperBound)
+        expected.replaceSubrange(middleIndices, with: bytes[middleIndices])
         let after = try contents(of: destination, space)
         try space.expect(after.count == expected.count, "the destination's length changed to \(after.count)")
         try space.expect(after == expected, "bytes \(firstDifference(after, expected)) of the destination are wrong")
@@ -44,7 +45,8 @@ extension ProviderConformance {
         try space.expect(
             Array(tailBytes[(bytes.count - 1000)...]) == Array(bytes[(bytes.count - 1000)...]),
             "the last bytes fetched by a range past the end are wrong")
-        try space.expect(tailRecorder.values.allSatisfy { $0 <= 1000 }, "progress beyond the cut range: \(tailRecorder.values)")
+        try space.expect(
+            tailRecorder.values.allSatisfy { $0 <= 1000 }, "progress beyond the cut range: \(tailRecorder.values)")
         let beyond = space.scratch.appending("beyond-\(UUID().uuidString)")
         _ = try await space.provider.fetchContents(
             of: file.id, in: file.container, version: file.version, range: size + 10..<size + 20, to: beyond,
