@@ -7,8 +7,8 @@ import SystemPackage
 /// One version of one placeholder downloaded by ranges into a version file of the content cache, filled in place.
 ///
 /// A read waits only for its own bytes: the missing ones nobody fetches yet are fetched first, in whole aligned
-/// chunks (``chunkSize``), as their own provider calls; the rest arrives in the background, sequentially, in
-/// steps of ``backgroundStep``, once a first range arrived (or as soon as someone waits for the whole file).
+/// chunks (``chunkSize``), as their own provider calls; the rest arrives in the background from the first open
+/// on, sequentially, in steps growing from one chunk to ``backgroundStep``.
 /// Readers of the same bytes share one fetch. Bytes count as here only once the provider call that fetched them
 /// succeeded (it checks the version after copying): a version changed meanwhile never mixes into the file.
 /// A failed fetch fails the reads that wait for it and leaves its range missing, fetched again by the next read
@@ -79,6 +79,9 @@ final class RangedDownload: RangedContent {
         var backgroundTask: Task<Void, Never>?
         /// Where the background goes on.
         var backgroundCursor: Int64 = 0
+        /// The size of the background's next step: one chunk first (the first bytes come as soon as they can),
+        /// doubling up to ``backgroundStep`` as it goes on (latency matters less and less).
+        var backgroundStepSize: Int64 = RangedDownload.chunkSize
         /// Wakes the background when it waits for fetches of others.
         var backgroundWake: CheckedContinuation<Void, Never>?
         /// Bytes the provider wrote for this download (fetches that failed or were cancelled included).
@@ -146,7 +149,12 @@ final class RangedDownload: RangedContent {
     func join(asHandle: Bool) -> (joined: Bool, interest: Int) {
         state.withLock { state in
             if state.hasEnded { return (false, 0) }
-            if asHandle { state.handles += 1 } else { state.reservations += 1 }
+            if asHandle {
+                state.handles += 1
+                startBackground(state: &state)
+            } else {
+                state.reservations += 1
+            }
             return (true, state.interest)
         }
     }
@@ -430,7 +438,8 @@ final class RangedDownload: RangedContent {
                 guard let gap = busy.missing(in: state.backgroundCursor..<size).first
                     ?? busy.missing(in: 0..<size).first
                 else { return .wait }
-                var upper = min(gap.upperBound, gap.lowerBound + Self.backgroundStep)
+                var upper = min(gap.upperBound, gap.lowerBound + state.backgroundStepSize)
+                state.backgroundStepSize = min(state.backgroundStepSize * 2, Self.backgroundStep)
                 if upper < gap.upperBound { upper = max(gap.lowerBound + 1, upper / Self.chunkSize * Self.chunkSize) }
                 let range = gap.lowerBound..<upper
                 let id = state.allocateID()
@@ -459,6 +468,7 @@ final class RangedDownload: RangedContent {
                     // The background stops (a read that succeeds starts it again); whole-file waiters fail.
                     let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
                         state.backgroundTask = nil
+                        state.backgroundStepSize = Self.chunkSize
                         let waiters = Array(state.wholeWaiters.values)
                         state.wholeWaiters = [:]
                         return waiters
