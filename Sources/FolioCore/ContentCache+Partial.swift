@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 extension ContentCache {
     /// A new version file of `size` bytes, all of them a hole (to be filled in place by ranges), closed.

@@ -128,8 +128,8 @@ final class RangedDownload: RangedContent {
            record.container == target.container, record.version == target.version, record.size == target.size {
             fileName = record.file
             present = record.present
-            logger.info("resuming the download of \(target.itemID) (inode \(target.ino)): \(present.count) of "
-                + "\(target.size) bytes already here")
+            logger.info(.init(stringLiteral: "resuming the download of \(target.itemID) (inode \(target.ino)): "
+                + "\(present.count) of \(target.size) bytes already here"))
         } else {
             cache.removePartialRecord(named: recordName)
             fileName = try cache.makeSizedFile(target.size)
@@ -191,8 +191,8 @@ final class RangedDownload: RangedContent {
                     cache.removePartialRecord(named: recordName)
                     cache.remove(fileName)
                 }
-                logger.info("download of \(target.itemID) (inode \(target.ino)) cancelled: nobody waits for it "
-                    + "(\(present) of \(target.size) bytes were here, \(transferred) fetched)")
+                logger.info(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) cancelled: "
+                    + "nobody waits for it (\(present) of \(target.size) bytes were here, \(transferred) fetched)"))
             } else {
                 logger.debug("download of \(target.itemID) (inode \(target.ino)) ended: \(transferred) bytes fetched")
             }
@@ -398,8 +398,8 @@ final class RangedDownload: RangedContent {
             logger.debug("fetch of bytes \(range) of \(target.itemID) cancelled")
             return
         }
-        logger.error("download of \(target.itemID) (inode \(target.ino)) failed: bytes "
-            + "\(range.lowerBound)..<\(range.upperBound): \(error)")
+        logger.error(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) failed: bytes "
+            + "\(range.lowerBound)..<\(range.upperBound): \(error)"))
         if case .offline = error { fileSystem.recordProviderOffline(error) }
     }
 
