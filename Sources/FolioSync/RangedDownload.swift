@@ -50,9 +50,21 @@ final class RangedDownload: RangedContent {
     private let descriptor: Int32
     private let state: Mutex<State>
     private let reporting = Mutex<Void>(())
-    private let persisting = Mutex<Bool>(false)
+    private let persisting = Mutex<Outcome>(.pending)
     /// Every byte is here (the fast path of ``contains(_:)``).
     private let isComplete = Atomic<Bool>(false)
+
+    /// What became of the file, decided once, under `persisting`.
+    private enum Outcome {
+        /// Still being filled.
+        case pending
+        /// It is the item's content now.
+        case installed
+        /// Complete, but the item had moved on (another version, content of its own): removed at the end.
+        case unwanted
+        /// The download ended before it was complete: file and record removed.
+        case abandoned
+    }
 
     /// One provider call in flight.
     private struct Fetch {
@@ -90,8 +102,6 @@ final class RangedDownload: RangedContent {
         /// Nobody is interested any more: cleaning up (or cleaned up).
         var hasEnded = false
         var cleanup: Task<Void, Never>?
-        /// The file became the item's content.
-        var installed = false
 
         var interest: Int { handles + reservations + wholeWaiters.count + waiters.count }
 
@@ -178,7 +188,6 @@ final class RangedDownload: RangedContent {
         if let background = state.backgroundTask { tasks.append(background) }
         let wake = state.backgroundWake
         state.backgroundWake = nil
-        let installed = state.installed
         let present = state.present.count
         let transferred = state.transferred
         state.cleanup = Task { [self] in
@@ -186,11 +195,14 @@ final class RangedDownload: RangedContent {
             wake?.resume()
             for task in tasks { await task.value }
             close(descriptor)
-            if !installed {
-                persisting.withLock { _ in
-                    cache.removePartialRecord(named: recordName)
-                    cache.remove(fileName)
-                }
+            let kept = persisting.withLock { outcome -> Bool in
+                if outcome == .installed { return true }
+                if outcome == .pending { outcome = .abandoned }
+                cache.removePartialRecord(named: recordName)
+                cache.remove(fileName)
+                return false
+            }
+            if !kept {
                 logger.info(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) cancelled: "
                     + "nobody waits for it (\(present) of \(target.size) bytes were here, \(transferred) fetched)"))
             } else {
@@ -354,6 +366,16 @@ final class RangedDownload: RangedContent {
 
     /// Records the end of fetch `id`: its bytes are here, or it failed (the reads waiting for it fail).
     private func finish(_ id: UInt64, range: Range<Int64>, result: Result<Void, FolioError>) {
+        if case .success = result {
+            let whole = state.withLock { state in
+                var present = state.present
+                present.insert(range)
+                return !state.hasEnded && present.contains(0..<size)
+            }
+            // The last bytes: the file becomes the item's content before a reader can see them, so whoever read
+            // every byte finds the item `materialized`.
+            if whole { complete() }
+        }
         let (satisfied, failed, isWhole, hasEnded) = state.withLock {
             state -> ([Waiter], [Waiter], Bool, Bool) in
             state.fetches[id] = nil
@@ -378,7 +400,7 @@ final class RangedDownload: RangedContent {
         }
         switch result {
         case .success:
-            if isWhole { complete() } else if !hasEnded { persist() }
+            if !isWhole && !hasEnded { persist() }
         case .failure(let error):
             if !hasEnded { note(error, range: range) }
         }
@@ -491,8 +513,8 @@ final class RangedDownload: RangedContent {
 
     /// Makes the bytes here durable, then names them in the record (bytes fetched meanwhile wait for the next).
     private func persist() {
-        persisting.withLock { (completed: inout Bool) in
-            guard !completed else { return }
+        persisting.withLock { outcome in
+            guard outcome == .pending else { return }
             let present = state.withLock { $0.present }
             guard fdatasync(descriptor) == 0 else {
                 logger.warning("cannot make the download of \(target.itemID) durable: \(Errno(rawValue: errno))")
@@ -512,16 +534,15 @@ final class RangedDownload: RangedContent {
     /// Every byte is here: the file becomes the item's content (if the item still is a placeholder of this
     /// version), the record goes, and whole-file waiters are answered.
     private func complete() {
-        let installed = persisting.withLock { (completed: inout Bool) -> Bool in
-            guard !completed else { return false }
-            completed = true
+        let installed = persisting.withLock { outcome -> Bool in
+            guard outcome == .pending else { return false }
             let installed = fileSystem.installRangedContent(target.ino, version: target.version, fileName: fileName)
+            outcome = installed ? .installed : .unwanted
             cache.removePartialRecord(named: recordName)
             return installed
         }
         isComplete.store(true, ordering: .releasing)
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-            if installed { state.installed = true }
             let waiters = Array(state.wholeWaiters.values)
             state.wholeWaiters = [:]
             return waiters
