@@ -45,9 +45,9 @@ public final class Materializer: RangedMaterializing {
             typealias Outcome = (download: RangedDownload?, cleanup: Task<Void, Never>?)
             let outcome = try downloads.withLock { downloads throws(FolioError) -> Outcome in
                 if let existing = downloads[ino], existing.version == target.version {
-                    let (joined, interest) = existing.join(asHandle: asHandle)
+                    let (joined, opens) = existing.join(asHandle: asHandle)
                     if joined {
-                        logger.info("an open joins the download of inode \(ino): \(interest) opens wait for it")
+                        logger.info("an open joins the download of inode \(ino): \(opens) opens wait for it")
                         return (existing, nil)
                     }
                     return (nil, existing.cleanup)

@@ -103,7 +103,10 @@ final class RangedDownload: RangedContent {
         var hasEnded = false
         var cleanup: Task<Void, Never>?
 
-        var interest: Int { handles + reservations + wholeWaiters.count + waiters.count }
+        /// Open handles and whole-file waiters (for the log).
+        var opens: Int { handles + reservations + wholeWaiters.count }
+        /// Who keeps the download alive.
+        var interest: Int { opens + waiters.count }
 
         /// The bytes here or being fetched (a cancelled fetch is as good as failed).
         var busy: ByteRanges {
@@ -156,7 +159,7 @@ final class RangedDownload: RangedContent {
 
     /// Counts one more open handle (``handleClosed()`` ends it) or reservation (for ``waitUntilComplete()``);
     /// `false` if the download already ended (make a new one).
-    func join(asHandle: Bool) -> (joined: Bool, interest: Int) {
+    func join(asHandle: Bool) -> (joined: Bool, opens: Int) {
         state.withLock { state in
             if state.hasEnded { return (false, 0) }
             if asHandle {
@@ -165,7 +168,7 @@ final class RangedDownload: RangedContent {
             } else {
                 state.reservations += 1
             }
-            return (true, state.interest)
+            return (true, state.opens)
         }
     }
 
