@@ -8,16 +8,17 @@ import SystemPackage
 ///
 /// A read waits only for its own bytes: the missing ones nobody fetches yet are fetched first, in whole aligned
 /// chunks (``chunkSize``), as their own provider calls; the rest arrives in the background from the first open
-/// on, sequentially, in steps growing from one chunk to ``backgroundStep``.
+/// on, sequentially, in steps growing from one chunk with the throughput (``backgroundStepDuration``).
 /// Readers of the same bytes share one fetch. Bytes count as here only once the provider call that fetched them
 /// succeeded (it checks the version after copying): a version changed meanwhile never mixes into the file.
 /// A failed fetch fails the reads that wait for it and leaves its range missing, fetched again by the next read
 /// (a failed background step stops the background until a read succeeds again, and fails whole-file waiters).
 ///
 /// What is here is persisted beside the file (``PartialContentRecord``, written only after those bytes are
-/// durable), so a daemon restarted after a crash resumes without ever serving a byte that was not fetched. The
-/// download lives while handles read through it or someone waits for the whole file; when the last one goes,
-/// its fetches are cancelled and an incomplete file and its record are removed. Once every byte is here, the file
+/// durable; at most every ``persistInterval``), so a daemon restarted after a crash resumes without ever serving
+/// a byte that was not fetched. The download lives while handles read through it, someone waits for the whole
+/// file, or the background goes on (after the last close too, until every byte is here, unless the last read was
+/// interrupted); when it ends incomplete, its fetches are cancelled and the file and its record are removed. Once every byte is here, the file
 /// becomes the item's content (`materialized`) and the record goes.
 ///
 /// Locks: `state` guards the bookkeeping and is never held across an `await` nor while calling the core or the
@@ -27,7 +28,12 @@ final class RangedDownload: RangedContent {
     /// Bytes a read's fetch is aligned to.
     static let chunkSize: Int64 = 1 << 20
     /// Bytes one background fetch asks for at most.
-    static let backgroundStep: Int64 = 4 << 20
+    static let largestBackgroundStep: Int64 = 256 << 20
+    /// How long one background fetch should take: its size follows the throughput seen (doubling at most), so
+    /// the latency of each call is paid seldom on a fast link and a slow one never holds a read long.
+    static let backgroundStepDuration = 0.5
+    /// How often what is here is recorded at most (each record costs an `fdatasync`).
+    static let persistInterval: Duration = .milliseconds(500)
 
     /// The version being downloaded.
     let target: RangedTarget
@@ -50,9 +56,16 @@ final class RangedDownload: RangedContent {
     private let descriptor: Int32
     private let state: Mutex<State>
     private let reporting = Mutex<Void>(())
-    private let persisting = Mutex<Outcome>(.pending)
+    private let persisting = Mutex<Persisted>(Persisted())
     /// Every byte is here (the fast path of ``contains(_:)``).
     private let isComplete = Atomic<Bool>(false)
+
+    /// What `persisting` guards.
+    private struct Persisted {
+        var outcome = Outcome.pending
+        /// When the record was last written.
+        var lastWrite: ContinuousClock.Instant?
+    }
 
     /// What became of the file, decided once, under `persisting`.
     private enum Outcome {
@@ -92,8 +105,10 @@ final class RangedDownload: RangedContent {
         /// Where the background goes on.
         var backgroundCursor: Int64 = 0
         /// The size of the background's next step: one chunk first (the first bytes come as soon as they can),
-        /// doubling up to ``backgroundStep`` as it goes on (latency matters less and less).
+        /// then what the throughput seen fetches in ``backgroundStepDuration`` (doubling at most).
         var backgroundStepSize: Int64 = RangedDownload.chunkSize
+        /// A read was interrupted since the last open or read: when the last open closes, nobody wants the rest.
+        var wasInterrupted = false
         /// Wakes the background when it waits for fetches of others.
         var backgroundWake: CheckedContinuation<Void, Never>?
         /// Bytes the provider wrote for this download (fetches that failed or were cancelled included).
@@ -162,6 +177,7 @@ final class RangedDownload: RangedContent {
     func join(asHandle: Bool) -> (joined: Bool, opens: Int) {
         state.withLock { state in
             if state.hasEnded { return (false, 0) }
+            state.wasInterrupted = false
             if asHandle {
                 state.handles += 1
                 startBackground(state: &state)
@@ -184,8 +200,11 @@ final class RangedDownload: RangedContent {
     }
 
     /// Starts the clean-up if nobody is interested any more (the caller holds the lock); returns whether it did.
+    /// Once nobody reads or waits, the background goes on alone until every byte is here, unless the last read
+    /// was interrupted (Ctrl-C: nobody wants the rest) or the background stopped.
     private func endIfUnwanted(_ state: inout State) -> Bool {
         guard !state.hasEnded, state.interest == 0 else { return false }
+        if state.backgroundTask != nil, !state.wasInterrupted, !isComplete.load(ordering: .acquiring) { return false }
         state.hasEnded = true
         var tasks = state.fetches.values.compactMap(\.task)
         if let background = state.backgroundTask { tasks.append(background) }
@@ -198,9 +217,9 @@ final class RangedDownload: RangedContent {
             wake?.resume()
             for task in tasks { await task.value }
             close(descriptor)
-            let kept = persisting.withLock { outcome -> Bool in
-                if outcome == .installed { return true }
-                if outcome == .pending { outcome = .abandoned }
+            let kept = persisting.withLock { persisted -> Bool in
+                if persisted.outcome == .installed { return true }
+                if persisted.outcome == .pending { persisted.outcome = .abandoned }
                 cache.removePartialRecord(named: recordName)
                 cache.remove(fileName)
                 return false
@@ -243,7 +262,10 @@ final class RangedDownload: RangedContent {
 
     private func register(_ id: UInt64, range: Range<Int64>, continuation: CheckedContinuation<Void, any Error>) {
         let immediate = state.withLock { state -> Immediate in
-            if Task.isCancelled { return .failed(.interrupted("read of inode \(target.ino) interrupted")) }
+            if Task.isCancelled {
+                state.wasInterrupted = true
+                return .failed(.interrupted("read of inode \(target.ino) interrupted"))
+            }
             if state.present.contains(range) { return .ready }
             state.waiters[id] = Waiter(range: range, continuation: continuation)
             // The missing bytes nobody fetches yet, in whole chunks, are fetched now, before the background.
@@ -278,6 +300,7 @@ final class RangedDownload: RangedContent {
     private func cancelWaiter(_ id: UInt64) {
         let waiter = state.withLock { state -> Waiter? in
             guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
+            state.wasInterrupted = true
             // A fetch that was started for reads, none of which waits any more, is not needed now.
             for fetch in state.fetches.values where !fetch.isBackground {
                 if !state.waiters.values.contains(where: { $0.range.overlaps(fetch.range) }) { fetch.task?.cancel() }
@@ -464,7 +487,6 @@ final class RangedDownload: RangedContent {
                     ?? busy.missing(in: 0..<size).first
                 else { return .wait }
                 var upper = min(gap.upperBound, gap.lowerBound + state.backgroundStepSize)
-                state.backgroundStepSize = min(state.backgroundStepSize * 2, Self.backgroundStep)
                 if upper < gap.upperBound { upper = max(gap.lowerBound + 1, upper / Self.chunkSize * Self.chunkSize) }
                 let range = gap.lowerBound..<upper
                 let id = state.allocateID()
@@ -475,6 +497,7 @@ final class RangedDownload: RangedContent {
             switch next {
             case .stop:
                 report()
+                state.withLock { _ = endIfUnwanted(&$0) }
                 return
             case .wait:
                 // Everything missing is being fetched by reads: wait for one of them to end.
@@ -488,7 +511,9 @@ final class RangedDownload: RangedContent {
                 }
             case .fetch(let id, let range):
                 report()
+                let started = ContinuousClock.now
                 let result = await fetch(id, range: range)
+                if case .success = result { adaptStep(after: range, took: ContinuousClock.now - started) }
                 if case .failure(let error) = result {
                     // The background stops (a read that succeeds starts it again); whole-file waiters fail.
                     let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
@@ -501,7 +526,7 @@ final class RangedDownload: RangedContent {
                     finish(id, range: range, result: result)
                     let wholeError = Self.readError(result)
                     for waiter in waiters { waiter.resume(throwing: wholeError) }
-                    if !waiters.isEmpty { state.withLock { _ = endIfUnwanted(&$0) } }
+                    state.withLock { _ = endIfUnwanted(&$0) }
                     if case .interrupted = error {} else {
                         logger.info("background download of \(target.itemID) (inode \(target.ino)) stopped: \(error)")
                     }
@@ -512,12 +537,25 @@ final class RangedDownload: RangedContent {
         }
     }
 
+    /// Sizes the next background step from the throughput of the last one.
+    private func adaptStep(after range: Range<Int64>, took elapsed: Duration) {
+        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18, 1e-3)
+        let byRate = Int64(Double(range.count) / seconds * Self.backgroundStepDuration)
+        state.withLock { state in
+            let next = min(byRate, state.backgroundStepSize * 2, Self.largestBackgroundStep)
+            state.backgroundStepSize = max(Self.chunkSize, next / Self.chunkSize * Self.chunkSize)
+        }
+    }
+
     // MARK: Persisting and completing
 
     /// Makes the bytes here durable, then names them in the record (bytes fetched meanwhile wait for the next).
     private func persist() {
-        persisting.withLock { outcome in
-            guard outcome == .pending else { return }
+        persisting.withLock { persisted in
+            guard persisted.outcome == .pending else { return }
+            let now = ContinuousClock.now
+            if let last = persisted.lastWrite, now - last < Self.persistInterval { return }
+            persisted.lastWrite = now
             let present = state.withLock { $0.present }
             guard fdatasync(descriptor) == 0 else {
                 logger.warning("cannot make the download of \(target.itemID) durable: \(Errno(rawValue: errno))")
@@ -537,10 +575,10 @@ final class RangedDownload: RangedContent {
     /// Every byte is here: the file becomes the item's content (if the item still is a placeholder of this
     /// version), the record goes, and whole-file waiters are answered.
     private func complete() {
-        let installed = persisting.withLock { outcome -> Bool in
-            guard outcome == .pending else { return false }
+        let installed = persisting.withLock { persisted -> Bool in
+            guard persisted.outcome == .pending else { return false }
             let installed = fileSystem.installRangedContent(target.ino, version: target.version, fileName: fileName)
-            outcome = installed ? .installed : .unwanted
+            persisted.outcome = installed ? .installed : .unwanted
             cache.removePartialRecord(named: recordName)
             return installed
         }
