@@ -117,7 +117,8 @@ extension FolioFileSystem {
                     canWrite: false, append: false, isCached: policy != .directIO, partial: partial)
                 state.handleCounts[ino, default: 0] += 1
                 if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
-                return OpenedFile(handle: handle, cachePolicy: policy, isReadOnly: true)
+                // Not read-only for the kernel: its `close()` is flushed, to see a reader killed by a signal.
+                return OpenedFile(handle: handle, cachePolicy: policy, isReadOnly: false)
             }
         } catch {
             partial.handleClosed()
@@ -347,6 +348,10 @@ extension FolioFileSystem {
     /// closing its inherited copy at `exec` does not commit the parent's half-written file; the last release
     /// commits in any case.
     public func flush(_ handle: UInt64, processID: Int32) throws(FolioError) {
+        if let partial = state.withLock({ $0.handles[handle]?.partial }),
+           ProcessIdentity.isBeingKilledBySignal(processID) {
+            partial.readerInterrupted()
+        }
         let ino: UInt64? = state.withLock { state in
             guard let open = state.handles[handle], let sessionID = open.sessionID,
                   open.processID == processID || processID == 0,

@@ -19,6 +19,9 @@ public protocol RangedContent: AnyObject, Sendable {
     func waitUntilPresent(_ range: Range<Int64>) async throws(FolioError)
     /// The handle that read through this download closed.
     func handleClosed()
+    /// A process reading through this download was killed by a signal while it had it open (Ctrl-C): once the
+    /// last open closes, nobody wants the rest.
+    func readerInterrupted()
 }
 
 /// A materializer that can also give reads the content of a placeholder as it arrives.

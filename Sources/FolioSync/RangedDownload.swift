@@ -199,6 +199,11 @@ final class RangedDownload: RangedContent {
         if end { logger.debug("the last open of inode \(target.ino) closed") }
     }
 
+    func readerInterrupted() {
+        state.withLock { $0.wasInterrupted = true }
+        logger.info("a reader of inode \(target.ino) was interrupted")
+    }
+
     /// Starts the clean-up if nobody is interested any more (the caller holds the lock); returns whether it did.
     /// Once nobody reads or waits, the background goes on alone until every byte is here, unless the last read
     /// was interrupted (Ctrl-C: nobody wants the rest) or the background stopped.
