@@ -377,6 +377,7 @@ final class RangedDownload: RangedContent {
 
     /// One provider call; bytes it wrote are counted as transferred.
     private func fetch(_ id: UInt64, range: Range<Int64>) async -> Result<Void, FolioError> {
+        logger.debug("fetching bytes \(range.lowerBound)..<\(range.upperBound) of \(target.itemID)")
         do {
             _ = try await provider.fetchContents(
                 of: target.itemID, in: target.container, version: target.version, range: range, to: path

@@ -82,6 +82,23 @@ final class RangedReadTests: MountTestCase {
         XCTAssertEqual(state(), "materialized")
     }
 
+    func testConcurrentReadersOfOneRangeShareOneFetch() throws {
+        // Two processes read the same 4 KiB far ahead of the background at once: one fetch of its chunk.
+        let block = 12_345
+        let digests = Shell.check("""
+            (dd if='\(big)' bs=4096 skip=\(block) count=1 status=none | md5sum > '\(fixture.root)/one' &
+             dd if='\(big)' bs=4096 skip=\(block) count=1 status=none | md5sum > '\(fixture.root)/two' & wait)
+            cat '\(fixture.root)/one' '\(fixture.root)/two'
+            """)
+        let expected = ddDigest(remoteBig, skip: block).stdout
+        XCTAssertEqual(digests, expected + expected)
+        let chunk = Int64(block * 4096) / (1 << 20) * (1 << 20)
+        let fetches = fixture.log.components(separatedBy: "\n").filter {
+            $0.contains("fetching bytes \(chunk)..<")
+        }
+        XCTAssertEqual(fetches.count, 1, fetches.joined(separator: "\n"))
+    }
+
     func testKillNineMidDownloadResumesFromWhatWasFetched() throws {
         let reader = Process()
         reader.executableURL = URL(fileURLWithPath: "/bin/sh")
