@@ -18,8 +18,10 @@ import SystemPackage
 /// durable; at most every ``persistInterval``), so a daemon restarted after a crash resumes without ever serving
 /// a byte that was not fetched. The download lives while handles read through it, someone waits for the whole
 /// file, or the background goes on (after the last close too, until every byte is here, unless the last read was
-/// interrupted); when it ends incomplete, its fetches are cancelled and the file and its record are removed. Once every byte is here, the file
-/// becomes the item's content (`materialized`) and the record goes.
+/// interrupted); when it ends incomplete, its fetches are cancelled and the file and its record are removed. Once
+/// every byte is here, the file becomes the item's content (`materialized`) and the record goes. (Stopping the
+/// background for readers that are not sequential, and keeping what they read, is a change of `join` and
+/// `endIfUnwanted` alone: the range map already tracks any set of ranges.)
 ///
 /// Locks: `state` guards the bookkeeping and is never held across an `await` nor while calling the core or the
 /// provider; `reporting` serializes what is told to the core (state and progress) and `persisting` the record's
