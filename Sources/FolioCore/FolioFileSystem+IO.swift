@@ -6,6 +6,9 @@ public struct ReadSource: Sendable {
     public var fd: Int32
     /// Size of the content this handle sees.
     public var size: Int64
+    /// When some bytes of the read are not here yet: the download to wait for
+    /// (``RangedContent/waitUntilPresent(_:)``) before reading `fd`.
+    public var pending: (any RangedContent)? = nil
 }
 
 extension FolioFileSystem {
@@ -28,7 +31,16 @@ extension FolioFileSystem {
                 return opened
             case .materialize:
                 guard let materializer else { throw .offline("no provider connected") }
-                try await materializer.materialize(ino)
+                let access = flags & O_ACCMODE
+                if access == O_RDONLY, let ranged = materializer as? any RangedMaterializing {
+                    // A reader does not wait for the content: its reads wait for their bytes.
+                    if let partial = try await ranged.openRanged(ino),
+                       let opened = try openPartial(ino, partial, context: context) {
+                        return opened
+                    }
+                } else {
+                    try await materializer.materialize(ino)
+                }
             case .waitForWriter:
                 await waitForSessionEnd(ino, until: deadline)
             }
@@ -85,6 +97,35 @@ extension FolioFileSystem {
         state.handleCounts[ino, default: 0] += 1
         if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
         return .ready(OpenedFile(handle: handle, cachePolicy: policy, isReadOnly: true))
+    }
+
+    /// Opens a reader on the version file `partial` fills, if the node still is a placeholder of that version;
+    /// `nil` otherwise (the caller opens again). The handle counts as one of the download's opens either way.
+    private func openPartial(
+        _ ino: UInt64, _ partial: any RangedContent, context: RequestContext
+    ) throws(FolioError) -> OpenedFile? {
+        let opened: OpenedFile?
+        do {
+            opened = try state.withLock { state throws(FolioError) -> OpenedFile? in
+                guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+                guard !node.state.hasLocalContent, node.remoteVersion == partial.version else { return nil }
+                let fd = try cache.openForReading(partial.fileName)
+                let handle = state.allocateHandle()
+                let policy = admitToPageCache(ino, key: .version(partial.fileName), state: &state)
+                state.handles[handle] = OpenHandle(
+                    ino: ino, processID: context.processID, readFD: fd, snapshotSize: partial.size, sessionID: nil,
+                    canWrite: false, append: false, isCached: policy != .directIO, partial: partial)
+                state.handleCounts[ino, default: 0] += 1
+                if policy == .directIO { state.directHandles[ino, default: 0] += 1 }
+                // Not read-only for the kernel: its `close()` is flushed, to see a reader killed by a signal.
+                return OpenedFile(handle: handle, cachePolicy: policy, isReadOnly: false)
+            }
+        } catch {
+            partial.handleClosed()
+            throw error
+        }
+        if opened == nil { partial.handleClosed() }
+        return opened
     }
 
     /// Decides how the kernel may cache a new handle with view `key` (see DESIGN.md §3 "The fast path").
@@ -239,11 +280,11 @@ extension FolioFileSystem {
     /// hands the previous chunk to the reader — the two readaheads (the FUSE file's and the version file's)
     /// overlap instead of taking turns.
     public func readSource(_ handle: UInt64, offset: Int64 = 0, size: Int = 0) throws(FolioError) -> ReadSource {
-        let (source, prefetch) = try state.withLock { state throws(FolioError) -> (ReadSource, Range<Int64>?) in
+        var (source, prefetch) = try state.withLock { state throws(FolioError) -> (ReadSource, Range<Int64>?) in
             guard var open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
             let source: ReadSource
             if let fd = open.readFD {
-                source = ReadSource(fd: fd, size: open.snapshotSize)
+                source = ReadSource(fd: fd, size: open.snapshotSize, pending: open.partial)
             } else {
                 guard let session = state.sessions[open.ino] else { throw .badHandle("write session gone") }
                 source = ReadSource(fd: session.fd, size: session.size)
@@ -264,6 +305,11 @@ extension FolioFileSystem {
                 state.handles[handle] = open
             }
             return (source, prefetch)
+        }
+        if let partial = source.pending {
+            // A reader of a download: the bytes it reads may not be here yet.
+            let wanted = offset..<max(offset, min(offset + Int64(size), source.size))
+            if partial.contains(wanted) { source.pending = nil } else { prefetch = nil }
         }
         if let prefetch, !prefetch.isEmpty { cache.prefetch(source.fd, prefetch) }
         return source
@@ -377,6 +423,10 @@ extension FolioFileSystem {
     /// closing its inherited copy at `exec` does not commit the parent's half-written file; the last release
     /// commits in any case.
     public func flush(_ handle: UInt64, processID: Int32) throws(FolioError) {
+        if let partial = state.withLock({ $0.handles[handle]?.partial }),
+           ProcessIdentity.isBeingKilledBySignal(processID) {
+            partial.readerInterrupted()
+        }
         let ino: UInt64? = state.withLock { state in
             guard let open = state.handles[handle], let sessionID = open.sessionID,
                   open.processID == processID || processID == 0,
@@ -423,9 +473,11 @@ extension FolioFileSystem {
         if let commitNeeded {
             do { try commit(commitNeeded, durable: false) } catch { commitError = error }
         }
+        var partial: (any RangedContent)?
         let (waiters, removeFile, endedSession) = state.withLock {
             state -> ([CheckedContinuation<Void, Never>], String?, Bool) in
             guard let open = state.handles[handle] else { return ([], nil, false) }
+            partial = open.partial
             let ino = open.ino
             let wasDivergent = state.hasDivergentViews(ino)
             state.handles[handle] = nil
@@ -463,6 +515,7 @@ extension FolioFileSystem {
             return (waiters, removeFile, endedSession)
         }
         if let removeFile { cache.remove(removeFile) }
+        partial?.handleClosed()
         if endedSession { notifyUploader() }
         if let convergedIno { invalidator?.invalidateInode(convergedIno) }
         waiters.forEach { $0.resume() }

@@ -33,9 +33,15 @@ extension FolioFileSystem {
     public func seek(_ handle: UInt64, to target: SeekTarget, from offset: Int64) throws(FolioError) -> Int64? {
         let source = try state.withLock { state throws(FolioError) -> ReadSource in
             guard let open = state.handles[handle] else { throw .badHandle("file handle \(handle)") }
-            if let fd = open.readFD { return ReadSource(fd: fd, size: open.snapshotSize) }
+            if let fd = open.readFD { return ReadSource(fd: fd, size: open.snapshotSize, pending: open.partial) }
             guard let session = state.sessions[open.ino] else { throw .badHandle("write session gone") }
             return ReadSource(fd: session.fd, size: session.size)
+        }
+        if let partial = source.pending, !partial.contains(0..<source.size) {
+            // Bytes still on their way are holes in the file being filled: until it is complete, it is data
+            // throughout (never a hole a reader would skip as zeros).
+            guard offset >= 0, offset < source.size else { return nil }
+            return target == .data ? offset : source.size
         }
         return SparseFile.seek(in: source.fd, to: target, from: offset, size: source.size)
     }

@@ -211,10 +211,12 @@ public final class FolioFileSystem: Sendable {
         }
     }
 
-    /// Deletes version files no node refers to (left behind by a crash).
+    /// Deletes version files no node refers to (left behind by a crash), except interrupted ranged downloads that
+    /// can resume (``resumableDownloadFiles(state:)``).
     private func collectGarbage() {
         let referenced = state.withLock { state in
             Set(state.nodes.values.compactMap(\.contentFile) + state.conflicts.values.flatMap { $0.map(\.contentFile) })
+                .union(resumableDownloadFiles(state: &state))
         }
         for name in cache.allFiles() where !referenced.contains(name) && name != ContentCache.emptyVersion {
             cache.remove(name)

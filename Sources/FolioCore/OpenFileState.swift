@@ -20,6 +20,9 @@ struct OpenHandle: Sendable {
     var sequentialEnd: Int64 = 0
     /// How far ahead of a sequential scan the version file was asked to be read already.
     var prefetchedUntil: Int64 = 0
+    /// The download filling the version file a reader of a placeholder opened (`nil` once it was complete at
+    /// open, and for every other handle): its reads wait for their bytes.
+    var partial: (any RangedContent)? = nil
 }
 
 /// The one write session of an item: every write handle of the owning process shares it.

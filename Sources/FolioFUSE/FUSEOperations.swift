@@ -278,6 +278,18 @@ enum FUSEOperations {
             do {
                 let source = try mount.fileSystem.readSource(fileInfo!.pointee.fh, offset: Int64(offset), size: size)
                 let available = max(0, min(Int64(size), source.size - Int64(offset)))
+                if let pending = source.pending, available > 0 {
+                    // Bytes of a placeholder still on their way: answered from a task once they are here.
+                    mount.interruptible(request!) { finish in
+                        do {
+                            try await pending.waitUntilPresent(Int64(offset)..<Int64(offset) + available)
+                            finish { reply.answer { _ = cfuse_reply_fd($0, source.fd, offset, Int(available)) } }
+                        } catch {
+                            finish { reply.fail(error) }
+                        }
+                    }
+                    return
+                }
                 reply.answer { request in
                     if available == 0 {
                         _ = fuse_reply_buf(request, nil, 0)

@@ -45,7 +45,7 @@ struct ContentCopier: Sendable {
 
     /// Copies one data range in the kernel (``SparseFile/copyRange(_:from:to:)``): in 8 MiB steps at full speed,
     /// in steps of ``chunkSize`` when paced.
-    private func copyRange(
+    func copyRange(
         _ range: Range<Int64>, from source: FileDescriptor, to destination: FileDescriptor, what: String,
         pacing: inout Pacing, progress: (Int64) -> Void
     ) async throws {
@@ -62,8 +62,9 @@ struct ContentCopier: Sendable {
     }
 }
 
-/// Paces a copy to a simulated bandwidth: after each chunk, waits until the bytes copied so far are due.
-private struct Pacing {
+/// Paces a copy to a simulated bandwidth: after each chunk, waits until the bytes copied so far are due (one
+/// pacing per provider call: a ranged fetch is paced on its own).
+struct Pacing {
     let bandwidth: Int64
     let clock = ContinuousClock()
     let start: ContinuousClock.Instant

@@ -48,6 +48,53 @@ extension LocalProvider {
         return item
     }
 
+    /// Copies bytes `range` of a file into `destination` at the same offsets (created if missing, never truncated,
+    /// other bytes untouched; holes stay holes), the range cut at the file's end. The simulated network applies to
+    /// this call alone: one latency, and the range's bytes paced to the bandwidth. `.conflict` if the file is not
+    /// (or no longer, while being read) at `version`; `.notFound` if it is gone; `.interrupted` when cancelled.
+    public func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        try await recognizing("fetch \(id)") {
+            try await fetch(id, in: container, version: version, range: range, to: destination, progress: progress)
+        }
+    }
+
+    /// ``fetchContents(of:in:version:range:to:progress:)`` once the remote folder is recognized.
+    private func fetch(
+        _ id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        guard range.lowerBound >= 0 else { throw FolioError.invalidArgument("fetch of \(id): range \(range)") }
+        let what = "fetch of bytes \(range.lowerBound)..<\(range.upperBound) of \(id)"
+        let simulation = try await admit(what)
+        let (source, item, status) = try withTree("fetch \(id)") { tree in
+            guard let located = try tree.locate(id, in: container) else {
+                throw FolioError.notFound("item \(id) in \(container)")
+            }
+            return try Self.openForReading(located, tree: tree, version: version)
+        }
+        defer { try? source.close() }
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.open(
+                destination, .writeOnly, options: [.create], permissions: .ownerReadWrite
+            )
+        } catch let error as Errno {
+            throw FolioError.system(error, "open \(destination) to fetch \(id)")
+        }
+        try await SystemCalls.closing(output, path: destination) {
+            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+            _ = try await copier.copy(range, from: source, to: output, what: what, progress: progress)
+        }
+        let after = try SystemCalls.status(of: source, path: FilePath(item.name))
+        guard after.hasSameContent(as: status) else {
+            throw FolioError.conflict("\(item.name) (\(id)) changed on the remote while it was being fetched")
+        }
+        return item
+    }
+
     /// Opens a located file and checks, on the open descriptor, that it is the item at `version`.
     private static func openForReading(
         _ located: LocatedItem, tree: RemoteTree, version: String

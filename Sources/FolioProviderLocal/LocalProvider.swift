@@ -130,14 +130,6 @@ public final class LocalProvider: Provider {
         return item
     }
 
-    /// A range of a file's content (for now: not yet).
-    public func fetchContents(
-        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
-        progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> RemoteItem {
-        throw FolioError.notSupported("ranged fetch of \(id)")
-    }
-
     /// The changes since `anchor`: for now always the container's whole content (`isFullEnumeration`), which
     /// lets the caller find deletions by difference.
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {

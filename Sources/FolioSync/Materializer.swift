@@ -2,19 +2,19 @@ import FolioCore
 import Logging
 import Synchronization
 
-/// Downloads placeholder content: one download per item however many opens wait for it, progress recorded
-/// in the core, and a download nobody waits for any more is cancelled.
-public final class Materializer: ContentMaterializing {
-    private struct Download {
-        var task: Task<Void, Never>
-        var waiters: [UInt64: CheckedContinuation<Void, any Error>]
-    }
-
+/// Downloads placeholder content by ranges (``RangedDownload``): one download per item and version however many
+/// opens read it or wait for it; a reader waits only for the bytes it reads, an open for writing (and `folio
+/// download`, pins) for the whole file; progress is recorded in the core; a download nobody reads or waits for
+/// any more is cancelled.
+///
+/// Lock order: `downloads`, then a download's own lock or the core's (never the other way round).
+public final class Materializer: RangedMaterializing {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
     private let logger: Logger
-    private let downloads = Mutex<[UInt64: Download]>([:])
-    private let nextWaiter = Atomic<UInt64>(1)
+    /// The current download of each item being downloaded (an older version's download lives on while handles
+    /// read it, outside this table).
+    private let downloads = Mutex<[UInt64: RangedDownload]>([:])
 
     /// Creates a materializer.
     public init(fileSystem: FolioFileSystem, provider: any Provider, logger: Logger) {
@@ -23,90 +23,57 @@ public final class Materializer: ContentMaterializing {
         self.logger = logger
     }
 
-    /// Waits for `ino`'s content, starting a download or joining the running one. Cancelling the calling task
-    /// stops waiting; the last waiter to stop cancels the download.
+    /// Waits for all of `ino`'s content, starting a download or joining the running one. Cancelling the calling
+    /// task stops waiting; the last one to stop waiting or reading cancels the download.
     public func materialize(_ ino: UInt64) async throws(FolioError) {
-        let waiter = nextWaiter.wrappingAdd(1, ordering: .relaxed).oldValue
-        do {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    join(ino, waiter: waiter, continuation: continuation)
+        guard let download = try await join(ino, asHandle: false) else { return }
+        try await download.waitUntilComplete()
+    }
+
+    /// The download of `ino`'s current version, joined or started, counted as one open handle.
+    public func openRanged(_ ino: UInt64) async throws(FolioError) -> (any RangedContent)? {
+        try await join(ino, asHandle: true)
+    }
+
+    /// Joins (or starts) the download of `ino`'s current version as a handle or as a reservation for
+    /// ``RangedDownload/waitUntilComplete()``; `nil` when the content is local. A download of the same version
+    /// that is cleaning up is waited for first (it removes its file and record).
+    private func join(_ ino: UInt64, asHandle: Bool) async throws(FolioError) -> RangedDownload? {
+        while true {
+            if Task.isCancelled { throw .interrupted("open of inode \(ino) interrupted") }
+            guard let target = try fileSystem.rangedTarget(ino) else { return nil }
+            typealias Outcome = (download: RangedDownload?, cleanup: Task<Void, Never>?)
+            let outcome = try downloads.withLock { downloads throws(FolioError) -> Outcome in
+                if let existing = downloads[ino], existing.version == target.version {
+                    let (joined, opens) = existing.join(asHandle: asHandle)
+                    if joined {
+                        logger.info("an open joins the download of inode \(ino): \(opens) opens wait for it")
+                        return (existing, nil)
+                    }
+                    return (nil, existing.cleanup)
                 }
-            } onCancel: {
-                leave(ino, waiter: waiter)
+                let download = try RangedDownload(
+                    target: target, provider: provider, fileSystem: fileSystem, logger: logger
+                ) { [weak self] ended in
+                    self?.forget(ended)
+                }
+                _ = download.join(asHandle: asHandle)
+                downloads[ino] = download
+                logger.info("downloading \(target.itemID) (inode \(ino), \(target.size) bytes)")
+                return (download, nil)
             }
-        } catch let error as FolioError {
-            throw error
-        } catch {
-            throw .io("\(error)")
+            if let download = outcome.download {
+                download.completeIfWhole()
+                return download
+            }
+            if let cleanup = outcome.cleanup { await cleanup.value }
         }
     }
 
-    private func join(_ ino: UInt64, waiter: UInt64, continuation: CheckedContinuation<Void, any Error>) {
-        let immediate = downloads.withLock { downloads -> Result<Void, FolioError>? in
-            if Task.isCancelled { return .failure(.interrupted("open of inode \(ino) interrupted")) }
-            if downloads[ino] != nil {
-                downloads[ino]!.waiters[waiter] = continuation
-                logger.debug("an open joins the download of inode \(ino): \(downloads[ino]!.waiters.count) opens wait for it")
-                return nil
-            }
-            let ticket: MaterializationTicket?
-            do throws(FolioError) {
-                ticket = try fileSystem.beginMaterialization(ino)
-            } catch {
-                return .failure(error)
-            }
-            guard let ticket else { return .success(()) }
-            let task = Task { await self.download(ticket) }
-            downloads[ino] = Download(task: task, waiters: [waiter: continuation])
-            return nil
-        }
-        if let immediate { continuation.resume(with: immediate.mapError { $0 as any Error }) }
-    }
-
-    private func leave(_ ino: UInt64, waiter: UInt64) {
-        let continuation: CheckedContinuation<Void, any Error>? = downloads.withLock { downloads in
-            guard var download = downloads[ino], let continuation = download.waiters.removeValue(forKey: waiter) else {
-                return nil
-            }
-            if download.waiters.isEmpty {
-                logger.info("download of inode \(ino) cancelled: nobody waits for it")
-                download.task.cancel()
-            }
-            downloads[ino] = download
-            return continuation
-        }
-        continuation?.resume(throwing: FolioError.interrupted("open interrupted"))
-    }
-
-    private func download(_ ticket: MaterializationTicket) async {
-        let fileSystem = self.fileSystem
-        let ino = ticket.ino
-        let total = ticket.size
-        logger.info("downloading \(ticket.itemID) (inode \(ino), \(total) bytes)")
-        let result: Result<RemoteItem, FolioError>
-        do {
-            let item = try await provider.fetchContents(
-                of: ticket.itemID, in: ticket.container, version: ticket.version, to: ticket.path
-            ) { done in
-                fileSystem.recordProgress(ino, done: done, total: total)
-            }
-            result = .success(item)
-        } catch let error as FolioError {
-            result = .failure(Task.isCancelled ? .interrupted("download cancelled") : error)
-        } catch {
-            result = .failure(.io("\(error)"))
-        }
-        if case .failure(let error) = result {
-            logger.error("download of \(ticket.itemID) (inode \(ino)) failed: \(error)")
-        }
-        fileSystem.finishMaterialization(ticket, result: result)
-        let waiters = downloads.withLock { $0.removeValue(forKey: ino)?.waiters.values.map { $0 } ?? [] }
-        for waiter in waiters {
-            switch result {
-            case .success: waiter.resume()
-            case .failure(let error): waiter.resume(throwing: error)
-            }
+    /// Forgets a download that ended (unless a newer one took its place).
+    private func forget(_ download: RangedDownload) {
+        downloads.withLock { downloads in
+            if downloads[download.target.ino] === download { downloads[download.target.ino] = nil }
         }
     }
 }

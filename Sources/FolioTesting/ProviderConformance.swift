@@ -81,6 +81,9 @@ public struct ProviderConformance: Sendable {
         case badNamesAreRefused
         /// A cancelled fetch stops with `.interrupted` (needs a slow provider).
         case fetchCancellation
+        /// A ranged fetch writes the range's bytes at their offsets and nothing else, cuts a range past the end,
+        /// reports progress within the range, and is `.conflict` for another version (writing nothing).
+        case rangedFetch
         /// Conditional operations (modify and delete at a base version, create and rename at a name) are
         /// atomic against a provider in another process: racing, exactly one wins, every round (needs a rival).
         case conditionalChangesAtomicAcrossProcesses
@@ -187,6 +190,7 @@ public struct ProviderConformance: Sendable {
         case .deleteNonEmptyFolderFails: try await checkDeleteNonEmptyFolderFails(workspace)
         case .badNamesAreRefused: try await checkBadNamesAreRefused(workspace)
         case .fetchCancellation: try await checkFetchCancellation(workspace)
+        case .rangedFetch: try await checkRangedFetch(workspace)
         case .conditionalChangesAtomicAcrossProcesses:
             guard let makeRival else { return }
             let rival = try makeRival()

@@ -57,13 +57,14 @@ final class LocalProviderConformanceTests: XCTestCase {
     func testDeleteNonEmptyFolderFails() async throws { try await assertPasses(.deleteNonEmptyFolderFails) }
     func testBadNamesAreRefused() async throws { try await assertPasses(.badNamesAreRefused) }
     func testFetchCancellation() async throws { try await assertPasses(.fetchCancellation) }
+    func testRangedFetch() async throws { try await assertPasses(.rangedFetch) }
     func testConditionalChangesAtomicAcrossProcesses() async throws {
         try await assertPasses(.conditionalChangesAtomicAcrossProcesses)
     }
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 14, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 15, "add a test method for the new check")
     }
 
     /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it (the race

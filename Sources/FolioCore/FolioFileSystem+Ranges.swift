@@ -1,0 +1,108 @@
+import Foundation
+
+/// The version of a placeholder a ranged download fetches.
+public struct RangedTarget: Sendable, Hashable {
+    /// The node.
+    public var ino: UInt64
+    /// Its item.
+    public var itemID: ItemID
+    /// Its container.
+    public var container: ContainerID
+    /// The provider version to fetch.
+    public var version: String
+    /// The version's size.
+    public var size: Int64
+}
+
+extension FolioFileSystem {
+    // MARK: Ranged materialization
+
+    /// What a download of `ino` fetches now, or `nil` when its content is local.
+    public func rangedTarget(_ ino: UInt64) throws(FolioError) -> RangedTarget? {
+        try state.withLock { state throws(FolioError) in
+            guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
+            guard !node.state.hasLocalContent else { return nil }
+            guard let version = node.remoteVersion else { throw .io("\(node.name) has no content anywhere") }
+            return RangedTarget(
+                ino: ino, itemID: node.itemID, container: node.container, version: version, size: node.size)
+        }
+    }
+
+    /// The content cache, where ranged downloads fill their version files and keep their sidecars.
+    public var contentCache: ContentCache { cache }
+
+    /// Records the state of the download of `version` of `ino`: `materializing` while it fetches, a placeholder
+    /// again when it stops; `user.folio.progress` shows `present` bytes (`nil`: no download any more). Ignored
+    /// once the node moved on (another version, or content of its own).
+    public func recordRangedDownload(_ ino: UInt64, version: String, fetching: Bool, present: Int64?) {
+        state.withLock { state in
+            guard var node = state.node(ino), node.remoteVersion == version, !node.state.hasLocalContent else { return }
+            if let present {
+                state.progress[ino] = (present, node.size)
+            } else {
+                state.progress[ino] = nil
+            }
+            let next = (try? node.state.applying(fetching ? .materializeStarted : .materializeFailed)) ?? node.state
+            guard next != node.state else { return }
+            node.state = next
+            if state.nodes[ino] != nil { state.nodes[ino] = node } else { state.orphans[ino] = node }
+        }
+    }
+
+    /// Records that the provider could not be reached (a fetch failed with `.offline`), for `folio status`.
+    public func recordProviderOffline(_ error: FolioError) {
+        state.withLock { state in
+            state.providerOnline = false
+            state.lastProviderError = error.description
+        }
+    }
+
+    /// Makes the complete version file `fileName` the content of `ino`, now `materialized`, if the node still is a
+    /// placeholder of `version`; returns whether it did (if not, the file is still the caller's).
+    public func installRangedContent(_ ino: UInt64, version: String, fileName: String) -> Bool {
+        let installed = state.withLock { state -> Bool in
+            guard var node = state.node(ino), node.remoteVersion == version, !node.state.hasLocalContent else {
+                return false
+            }
+            state.progress[ino] = nil
+            var info = stat()
+            if stat(cache.path(of: fileName).string, &info) == 0 { node.size = Int64(info.st_size) }
+            node.contentFile = fileName
+            node.state = (try? node.state.applying(.materializeFinished)) ?? .materialized
+            do {
+                try save(node, state: &state)
+            } catch {
+                logger.error("cannot record materialized \(node.name): \(error)")
+                return false
+            }
+            return true
+        }
+        if installed {
+            keeper?.contentChanged()
+            // The content is local now: the blocks `stat` reports changed (see ``attributes(of:state:handle:)``).
+            invalidator?.invalidateInode(ino)
+        }
+        return installed
+    }
+
+    /// At start: the version files of interrupted ranged downloads whose sidecar still describes a placeholder's
+    /// current version, with their sidecars (kept, to resume from); every other sidecar is left to garbage
+    /// collection. A node left `materializing` by a crash is a placeholder again.
+    func resumableDownloadFiles(state: inout State) -> Set<String> {
+        for var node in state.nodes.values.filter({ $0.state == .materializing }) {
+            node.state = .placeholder
+            state.nodes[node.ino] = node
+        }
+        var kept: Set<String> = []
+        for name in cache.allFiles() where name.hasSuffix(PartialContentRecord.suffix) {
+            guard let record = cache.readPartialRecord(named: name),
+                  let ino = state.byItemID[record.itemID], let node = state.nodes[ino],
+                  node.container == record.container, node.remoteVersion == record.version,
+                  node.size == record.size, !node.state.hasLocalContent
+            else { continue }
+            kept.insert(name)
+            kept.insert(record.file)
+        }
+        return kept
+    }
+}
