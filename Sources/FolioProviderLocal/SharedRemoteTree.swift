@@ -40,8 +40,16 @@ final class SharedRemoteTree: Sendable {
 
     /// Runs `body` on the tree under its lock (and the remote's, see ``RemoteLock``). Never call it from inside
     /// `body`, nor `await` inside.
+    /// The records of changes queued by `body` are appended to their journals before the locks are let go, also
+    /// when `body` fails; records that cannot be appended (a full disk) stay queued for the next hold, and do not
+    /// fail a change that was made.
     func withLock<Result: Sendable>(_ body: (inout RemoteTree) throws -> Result) throws -> Result {
-        try tree.withLock { tree in try remoteLock.withExclusiveLock { try body(&tree) } }
+        try tree.withLock { tree in
+            try remoteLock.withExclusiveLock {
+                defer { try? tree.flushJournal() }
+                return try body(&tree)
+            }
+        }
     }
 
     /// The path with symlinks resolved (so two spellings of one directory share a tree), or as given.
