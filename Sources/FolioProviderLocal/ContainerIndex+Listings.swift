@@ -11,8 +11,8 @@ extension ContainerIndex {
         /// The state of `item`.
         init(_ item: RemoteItem) {
             parentID = item.parentID
-            signature = "\(item.kind.rawValue)|\(item.version)|\(item.mode)|\(item.modificationTime.totalNanoseconds)|"
-                + "\(item.symlinkTarget ?? "")|\(item.name)"
+            signature = "\(item.kind.rawValue)|\(item.version)|\(item.mode)|"
+                + "\(item.modificationTime.totalNanoseconds)|\(item.symlinkTarget ?? "")|\(item.name)"
         }
     }
 
@@ -51,7 +51,8 @@ extension ContainerIndex {
 
     /// The next `count` listed folders of the sweep, round robin (each at most once).
     mutating func nextToSweep(_ count: Int) -> [ItemID?] {
-        sweepOrder.removeAll { !isListed($0) }
+        let listed = listings
+        sweepOrder.removeAll { listed[$0] == nil }
         guard !sweepOrder.isEmpty else { return [] }
         var folders: [ItemID?] = []
         for _ in 0..<min(count, sweepOrder.count) {
