@@ -16,7 +16,9 @@ import SystemPackage
 ///
 /// Records are appended with `O_APPEND` after the change they describe and are not flushed to disk: a crash
 /// can lose the last ones (the changes themselves are found again by a re-listing: see
-/// ``RemoteTree/sweep(_:folders:)``). A line cut short by a crash is dropped by the next writer.
+/// ``RemoteTree/sweep(_:folders:)``). A line cut short by a crash is dropped by the next writer. A remote this
+/// process cannot write (a read-only share) has no journal: its anchors name the generation `read-only`, no
+/// record is kept (nothing changes through Folio there), and changes made there by others are not reported.
 struct ChangeJournal: Sendable {
     /// The header line.
     private struct Header: Codable {
@@ -44,6 +46,8 @@ struct ChangeJournal: Sendable {
     private(set) var end: Int64 = 0
     /// The file's device and inode when it was read (another one: it was made anew or compacted).
     private var fileID: [UInt64] = []
+    /// Whether the journal could not be made because the remote cannot be written here.
+    private(set) var isReadOnly = false
 
     /// The default size limit (about 100,000 records).
     static let defaultLimit: Int64 = 8 << 20
@@ -65,10 +69,18 @@ struct ChangeJournal: Sendable {
     /// the records other processes appended since (in proportion to them). Call under the remote's lock.
     mutating func refresh() throws {
         guard let status = try SystemCalls.statusIfPresent(path) else {
-            try create(base: 1)
+            do {
+                try create(base: 1)
+            } catch FolioError.readOnly, FolioError.accessDenied {
+                isReadOnly = true
+                (generation, base, lastSequence, headerEnd, end, fileID) = ("read-only", 1, 0, 0, 0, [])
+                return
+            }
+            isReadOnly = false
             return try load()
         }
-        if [status.device, status.inode] != fileID { return try load() }
+        isReadOnly = false
+        if [status.device, status.inode] != fileID || status.size < end { return try load() }
         guard status.size != end else { return }
         try readRecords(from: end, until: nil) { record, after in
             lastSequence = record.sequence
@@ -124,6 +136,7 @@ struct ChangeJournal: Sendable {
     mutating func append(_ records: [JournalRecord]) throws {
         guard !records.isEmpty else { return }
         try refresh()
+        guard !isReadOnly else { return }
         var data = Data()
         let encoder = JSONEncoder()
         var sequence = lastSequence
@@ -182,7 +195,8 @@ struct ChangeJournal: Sendable {
         }
         guard anchor.sequence + 1 >= base, anchor.sequence <= lastSequence else {
             throw FolioError.anchorExpired(
-                "the change journal \(path) holds records \(base)…\(lastSequence), not those after \(anchor.sequence)")
+                "the change journal \(path) holds records \(base)…\(lastSequence), "
+                    + "not those after \(anchor.sequence)")
         }
         guard anchor.sequence < lastSequence else { return ([], position, false) }
         var start = anchor.offset

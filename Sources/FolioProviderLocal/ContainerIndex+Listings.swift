@@ -5,19 +5,29 @@ extension ContainerIndex {
     struct Seen: Equatable, Sendable {
         /// Its parent (`nil`: the container's root).
         var parentID: ItemID?
-        /// Its name, kind, version, mode, time and target, as one comparable string.
-        var signature: String
+        /// A hash of its name, kind, version, mode, time and target (compared in this process only: a few bytes
+        /// per item instead of the strings).
+        var signature: Int
 
         /// The state of `item`.
         init(_ item: RemoteItem) {
             parentID = item.parentID
-            signature = "\(item.kind.rawValue)|\(item.version)|\(item.mode)|"
-                + "\(item.modificationTime.totalNanoseconds)|\(item.symlinkTarget ?? "")|\(item.name)"
+            var hasher = Hasher()
+            hasher.combine(item.name)
+            hasher.combine(item.kind)
+            hasher.combine(item.version)
+            hasher.combine(item.mode)
+            hasher.combine(item.modificationTime.totalNanoseconds)
+            hasher.combine(item.symlinkTarget)
+            signature = hasher.finalize()
         }
     }
 
     /// Whether `folder` was listed in this process.
     func isListed(_ folder: ItemID?) -> Bool { listings[folder] != nil }
+
+    /// Whether `folder` was listed to its last page in this process: a child not seen in it is new.
+    func isBaselined(_ folder: ItemID?) -> Bool { listings[folder] != nil && !unfinished.contains(folder) }
 
     /// Takes note of `item` as it is now; returns whether it differs from what was seen (`isNew` answers for
     /// an item not seen before). Kept only while its folder is listed.
@@ -38,13 +48,20 @@ extension ContainerIndex {
     mutating func startListing(_ folder: ItemID?) {
         guard listings[folder] == nil else { return }
         listings[folder] = []
+        unfinished.insert(folder)
         sweepOrder.append(folder)
+    }
+
+    /// Notes that a listing of `folder` reached its last page.
+    mutating func finishListing(_ folder: ItemID?) {
+        unfinished.remove(folder)
     }
 
     /// Forgets an item that left the container, and what was seen below it.
     mutating func forget(_ id: ItemID) {
         places[id] = nil
         if let before = seen.removeValue(forKey: id) { listings[before.parentID]?.remove(id) }
+        unfinished.remove(id)
         guard let children = listings.removeValue(forKey: id) else { return }
         for child in children { forget(child) }
     }

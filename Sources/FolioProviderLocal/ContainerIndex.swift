@@ -24,6 +24,8 @@ struct ContainerIndex: Sendable {
     var listings: [ItemID?: Set<ItemID>] = [:]
     /// The state last seen of each item of a listed folder.
     var seen: [ItemID: Seen] = [:]
+    /// Listed folders whose first listing has not reached its last page yet.
+    var unfinished: Set<ItemID?> = []
     /// Whether every folder of the container was walked in this process (a scan, or a search that found
     /// nothing): an item the index lacks was made since by someone else.
     var isComplete = false

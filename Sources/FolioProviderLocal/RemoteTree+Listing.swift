@@ -41,7 +41,7 @@ extension RemoteTree {
         folderListed?(path)
         var position = cursor.map { after in names.firstIndex { $0 > after } ?? names.count } ?? 0
         let index = indexes[container] ?? ContainerIndex()
-        let wasListed = index.isListed(parentID)
+        let wasListed = index.isBaselined(parentID)
         var previousByName: [String: ItemID] = [:]
         for id in index.listings[parentID] ?? [] {
             if let place = index.places[id], place.parentID == parentID { previousByName[place.name] = id }
@@ -68,6 +68,7 @@ extension RemoteTree {
             for (name, id) in previousByName where !present.contains(name) { displaced.append(id) }
         }
         reconcile(items, in: container, wasListed: wasListed)
+        if complete && observing { indexes[container]?.finishListing(parentID) }
         return ListedPage(items: items, next: complete ? nil : names[position - 1], displaced: displaced)
     }
 
@@ -158,13 +159,16 @@ extension RemoteTree {
     /// Takes in a whole scan of a container: its places replace the index's, and every item is compared with
     /// what was seen of it (new ones in folders listed before, changed and moved ones are journaled; those seen
     /// and gone are journaled as deleted). Every folder is listed from now on.
-    mutating func reconcileScan(of container: ContainerID, places: [ItemID: ContainerIndex.Place], items: [RemoteItem]) {
+    mutating func reconcileScan(
+        of container: ContainerID, places: [ItemID: ContainerIndex.Place], items: [RemoteItem]
+    ) {
         var index = indexes[container] ?? ContainerIndex()
         let listedBefore = Set(index.listings.keys)
         index.places = places
         index.isComplete = true
         index.startListing(nil)
         for item in items where item.kind == .directory { index.startListing(item.id) }
+        index.unfinished = []
         var departed: [ItemID] = []
         for id in index.seen.keys where places[id] == nil { departed.append(id) }
         for id in departed { index.forget(id) }

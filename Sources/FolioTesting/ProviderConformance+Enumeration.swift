@@ -49,7 +49,9 @@ extension ProviderConformance {
     }
 
     /// Every page of a folder, in order.
-    private func allPages(of folder: ItemID, pageSize: Int, _ space: ConformanceWorkspace) async throws -> [FolderPage] {
+    private func allPages(
+        of folder: ItemID, pageSize: Int, _ space: ConformanceWorkspace
+    ) async throws -> [FolderPage] {
         var pages: [FolderPage] = []
         var cursor: PageCursor?
         repeat {
@@ -225,7 +227,8 @@ extension ProviderConformance {
             contents: nil)
         let changes = try await allChanges(since: fresh, space)
         try space.expect(
-            changes.updated[file.id]?.name == changed.name, "a change after the expiry is not reported from a new anchor")
+            changes.updated[file.id]?.name == changed.name,
+            "a change after the expiry is not reported from a new anchor")
         let listed = try await space.provider.enumerateWholeFolder(space.folder.id, in: space.container)
         try space.expect(listed.map(\.id) == [file.id], "the folder lists \(listed.map(\.name)) after the expiry")
     }

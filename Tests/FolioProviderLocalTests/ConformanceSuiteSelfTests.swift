@@ -70,7 +70,8 @@ final class ConformanceSuiteSelfTests: XCTestCase {
     private func assertFails(_ check: ProviderConformance.Check, with fault: FaultyProvider.Fault) async throws {
         let root = remote.root
         let suite = ProviderConformance(
-            options: ProviderConformance.Options(expireAnchors: { try LocalProvider(root: root).expireAnchors(in: $0) }),
+            options: ProviderConformance.Options(
+                expireAnchors: { try LocalProvider(root: root).expireAnchors(in: $0) }),
             makeProvider: { FaultyProvider(try LocalProvider(root: root), fault: fault) })
         do {
             let outcome = try await suite.run(check)
