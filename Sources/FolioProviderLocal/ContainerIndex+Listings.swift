@@ -8,10 +8,15 @@ extension ContainerIndex {
         /// A hash of its name, kind, version, mode, time and target (compared in this process only: a few bytes
         /// per item instead of the strings).
         var signature: Int
+        /// ``stamp(of:)`` of its status when it was seen, if that status is old enough to be trusted (a change in
+        /// the same tick of the kernel's coarse clock would leave the same change time): an entry with the same
+        /// stamp is unchanged, and need not be read again.
+        var stamp: Int?
 
-        /// The state of `item`.
-        init(_ item: RemoteItem) {
+        /// The state of `item`, whose status had `stamp`.
+        init(_ item: RemoteItem, stamp: Int? = nil) {
             parentID = item.parentID
+            self.stamp = stamp
             var hasher = Hasher()
             hasher.combine(item.name)
             hasher.combine(item.kind)
@@ -23,6 +28,18 @@ extension ContainerIndex {
         }
     }
 
+    /// A hash of what changes whenever anything about a file or folder changes (its change time, which no one
+    /// can set by hand, with its inode and size).
+    static func stamp(of status: FileStatus) -> Int {
+        var hasher = Hasher()
+        hasher.combine(status.device)
+        hasher.combine(status.inode)
+        hasher.combine(status.changeTime.totalNanoseconds)
+        hasher.combine(status.size)
+        hasher.combine(status.kind)
+        return hasher.finalize()
+    }
+
     /// Whether `folder` was listed in this process.
     func isListed(_ folder: ItemID?) -> Bool { listings[folder] != nil }
 
@@ -31,8 +48,8 @@ extension ContainerIndex {
 
     /// Takes note of `item` as it is now; returns whether it differs from what was seen (`isNew` answers for
     /// an item not seen before). Kept only while its folder is listed.
-    mutating func observe(_ item: RemoteItem, isNew: Bool) -> Bool {
-        let now = Seen(item)
+    mutating func observe(_ item: RemoteItem, isNew: Bool, stamp: Int? = nil) -> Bool {
+        let now = Seen(item, stamp: stamp)
         let before = seen[item.id]
         if let before, before.parentID != item.parentID { listings[before.parentID]?.remove(item.id) }
         if listings[item.parentID] != nil {
@@ -41,7 +58,7 @@ extension ContainerIndex {
         } else {
             seen[item.id] = nil
         }
-        return before.map { $0 != now } ?? isNew
+        return before.map { $0.parentID != now.parentID || $0.signature != now.signature } ?? isNew
     }
 
     /// Starts the baseline of a folder being listed (its children are observed next).

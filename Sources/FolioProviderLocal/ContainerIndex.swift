@@ -6,7 +6,7 @@ import FolioCore
 ///
 /// It also remembers, for each folder listed in this process, its children as they were last seen
 /// (``listings``, ``seen``): the baseline a new listing of the folder is compared with, so changes made by
-/// hand are found and journaled (``RemoteTree/reconcile(_:listed:in:complete:)``).
+/// hand are found and journaled (``RemoteTree/listFolder(_:in:after:limit:)``, ``RemoteTree/settle(_:in:)``).
 struct ContainerIndex: Sendable {
     /// Where an item is.
     struct Place: Hashable, Sendable {

@@ -17,7 +17,7 @@ extension RemoteTree {
     /// children are looked at (`lstat` and the id attribute) — never another folder. Children without an id get
     /// one, as in a scan (``scan(_:)``): a copy carrying another item's id gets a new one, a file put by hand in
     /// the place of a file that is gone takes its id (an atomic save). What differs from the folder's last
-    /// listing in this process is journaled (``reconcile(_:displaced:in:wasListed:)``). A missing folder is
+    /// listing in this process is journaled (then ``settle(_:in:)``). A missing folder is
     /// `.notFound`, a file `.notDirectory`.
     mutating func listFolder(
         _ folderID: ItemID?, in container: ContainerID, after cursor: String?, limit: Int
@@ -30,36 +30,43 @@ extension RemoteTree {
 
     /// ``listFolder(_:in:after:limit:)`` of a folder found at `path`; the displaced children are left to the
     /// caller (``settle(_:in:)``), which may list other folders first (a child moved there is then found).
-    /// `observing` false lists a folder not listed before without keeping it as a baseline (a search).
+    /// `observing` false lists a folder not listed before without keeping it as a baseline (a search);
+    /// `changedOnly` looks only for changes (a refresh): an entry whose status is the one last seen there is
+    /// unchanged, not read further (one `lstat`) and not returned.
     mutating func listFolder(
         at path: FilePath, parentID: ItemID?, in container: ContainerID, after cursor: String?, limit: Int,
-        observing: Bool = true
+        observing: Bool = true, changedOnly: Bool = false
     ) throws -> ListedPage {
         try symlinkIDs.reloadIfChanged()
         if indexes[container] == nil { indexes[container] = ContainerIndex() }
+        let started = SystemCalls.coarseClock()
         let names = try SystemCalls.directoryEntries(path).filter { !ItemName.isInternal($0) }
         folderListed?(path)
         var position = cursor.map { after in names.firstIndex { $0 > after } ?? names.count } ?? 0
-        let index = indexes[container] ?? ContainerIndex()
-        let wasListed = index.isBaselined(parentID)
-        var previousByName: [String: ItemID] = [:]
-        for id in index.listings[parentID] ?? [] {
-            if let place = index.places[id], place.parentID == parentID { previousByName[place.name] = id }
-        }
+        let (wasListed, previousByName) = previousListing(of: parentID, in: container)
         if observing { indexes[container]?.startListing(parentID) }
         var items: [RemoteItem] = []
+        var stamps: [Int?] = []
         var displaced: [ItemID] = []
         var symlinkIDsChanged = false
         while position < names.count && items.count < limit {
             let name = names[position]
             position += 1
+            if changedOnly, let previous = previousByName[name],
+                let stamp = indexes[container]?.seen[previous]?.stamp,
+                let status = try SystemCalls.statusIfPresent(path.appending(name)),
+                ContainerIndex.stamp(of: status) == stamp
+            {
+                continue
+            }
             guard
-                let item = try listEntry(
+                let (item, status) = try listEntry(
                     name, in: path, parentID: parentID, container: container, previous: previousByName[name],
                     symlinkIDsChanged: &symlinkIDsChanged)
             else { continue }
             if let previous = previousByName[name], previous != item.id { displaced.append(previous) }
             items.append(item)
+            stamps.append(status.changeTime < started ? ContainerIndex.stamp(of: status) : nil)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
         let complete = position >= names.count
@@ -67,9 +74,25 @@ extension RemoteTree {
             let present = Set(names)
             for (name, id) in previousByName where !present.contains(name) { displaced.append(id) }
         }
-        reconcile(items, in: container, wasListed: wasListed)
+        for (item, stamp) in zip(items, stamps)
+        where indexes[container]?.observe(item, isNew: wasListed, stamp: stamp) == true {
+            journalChange(of: item)
+        }
         if complete && observing { indexes[container]?.finishListing(parentID) }
         return ListedPage(items: items, next: complete ? nil : names[position - 1], displaced: displaced)
+    }
+
+    /// Whether the folder was listed to its end before, and its children then by name. (A function of its own:
+    /// a copy of the index kept while the index is changed would copy its tables at every change.)
+    private func previousListing(
+        of folder: ItemID?, in container: ContainerID
+    ) -> (wasListed: Bool, byName: [String: ItemID]) {
+        guard let index = indexes[container] else { return (false, [:]) }
+        var byName: [String: ItemID] = [:]
+        for id in index.listings[folder] ?? [] {
+            if let place = index.places[id], place.parentID == folder { byName[place.name] = id }
+        }
+        return (index.isBaselined(folder), byName)
     }
 
     /// Looks at one entry of a listed folder: its id (given now if it has none), indexed at its place, and its
@@ -77,7 +100,7 @@ extension RemoteTree {
     private mutating func listEntry(
         _ name: String, in folder: FilePath, parentID: ItemID?, container: ContainerID, previous: ItemID?,
         symlinkIDsChanged: inout Bool
-    ) throws -> RemoteItem? {
+    ) throws -> (RemoteItem, FileStatus)? {
         let path = folder.appending(name)
         guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind else { return nil }
         var target: String?
@@ -111,7 +134,7 @@ extension RemoteTree {
             id: id, container: container, parentID: parentID, name: name, path: path, status: status,
             symlinkTarget: target, attributes: attributes)
         do {
-            return try remoteItem(for: located)
+            return (try remoteItem(for: located), status)
         } catch FolioError.notFound {
             return nil
         }
@@ -132,14 +155,6 @@ extension RemoteTree {
     }
 
     // MARK: Reconciling
-
-    /// Journals the items of a listing that differ from what was seen of them (new in a folder listed before,
-    /// changed, or moved here), and remembers them as seen.
-    mutating func reconcile(_ items: [RemoteItem], in container: ContainerID, wasListed: Bool) {
-        for item in items where indexes[container]?.observe(item, isNew: wasListed) == true {
-            journalChange(of: item)
-        }
-    }
 
     /// Decides about children a listing no longer found where they were: one the index still finds (it was moved
     /// elsewhere, and that folder was listed) is journaled as changed if it differs; any other left the
@@ -197,7 +212,7 @@ extension RemoteTree {
             }
             do {
                 displaced += try listFolder(
-                    at: path, parentID: folder, in: container, after: nil, limit: .max
+                    at: path, parentID: folder, in: container, after: nil, limit: .max, changedOnly: true
                 ).displaced
             } catch FolioError.notFound {
                 continue  // gone meanwhile: its parent's listing says so
