@@ -127,6 +127,42 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(none.updated.count, 0)
     }
 
+    func testAFolderMovedToAnotherContainerLeavesOneAndArrivesWithItsChildrenInTheOther() async throws {
+        let provider = try remote.provider()
+        let notes = TemporaryRemote.notes.id
+        let folder = try await provider.createItem(remote.template("Trip", kind: .directory), contents: nil)
+        let child = try await provider.createItem(
+            remote.template("plan.txt", parentID: folder.id), contents: try remote.contentFile("plan"))
+        _ = try await provider.enumerateItems(in: notes)  // this process knows both containers
+        let driveAnchor = try await provider.currentAnchor(in: .drive)
+        let notesAnchor = try await provider.currentAnchor(in: notes)
+        _ = try await provider.modifyItem(
+            folder.id, in: .drive, baseVersion: folder.version,
+            changes: RemoteItemChanges(container: notes, parentID: .some(nil)), contents: nil)
+
+        let left = try await provider.changes(in: .drive, since: driveAnchor)
+        XCTAssertEqual(left.updated.map(\.name), [])
+        XCTAssertEqual(left.deleted, [folder.id])
+        // Another process (no index of its own yet) is told of the arrival, the child included.
+        let other = try await LocalProvider(root: remote.root).changes(in: notes, since: notesAnchor)
+        XCTAssertEqual(other.updated.map(\.id), [folder.id, child.id])
+        XCTAssertEqual(other.updated.last?.parentID, folder.id)
+        XCTAssertEqual(other.deleted, [])
+    }
+
+    func testAFolderDeletedByHandIsOneDeletion() async throws {
+        let provider = try remote.provider()
+        let folder = try await provider.createItem(remote.template("Gone", kind: .directory), contents: nil)
+        _ = try await provider.createItem(
+            remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile("x"))
+        for listed in [nil, folder.id] { _ = try await provider.enumerateWholeFolder(listed, in: .drive) }
+        let anchor = try await provider.currentAnchor(in: .drive)
+        try FileManager.default.removeItem(atPath: remote.path("Gone"))
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.deleted, [folder.id], "the folder; its children are gone with it")
+        XCTAssertEqual(changes.updated.map(\.name), [])
+    }
+
     // MARK: Changes made by hand
 
     func testChangesByHandAreFoundThroughTheWatcher() async throws {
