@@ -2,7 +2,11 @@ import FolioCore
 
 /// The in-memory map from item id to place (parent id and name) of one container. Paths are computed by
 /// walking up the parents, so renaming a folder updates one entry. Entries can be stale (someone changed the
-/// remote by hand): every hit is checked against the disk, and a miss rescans the container.
+/// remote by hand): every hit is checked against the disk, and a miss looks for the item folder by folder.
+///
+/// It also remembers, for each folder listed in this process, its children as they were last seen
+/// (``listings``, ``seen``): the baseline a new listing of the folder is compared with, so changes made by
+/// hand are found and journaled (``RemoteTree/listFolder(_:in:after:limit:)``, ``RemoteTree/settle(_:in:)``).
 struct ContainerIndex: Sendable {
     /// Where an item is.
     struct Place: Hashable, Sendable {
@@ -16,6 +20,19 @@ struct ContainerIndex: Sendable {
 
     /// Places by item id.
     var places: [ItemID: Place] = [:]
+    /// The children of each folder listed in this process (`nil`: the container's root), as last seen.
+    var listings: [ItemID?: Set<ItemID>] = [:]
+    /// The state last seen of each item of a listed folder.
+    var seen: [ItemID: Seen] = [:]
+    /// Listed folders whose first listing has not reached its last page yet.
+    var unfinished: Set<ItemID?> = []
+    /// Whether every folder of the container was walked in this process (a scan, or a search that found
+    /// nothing): an item the index lacks was made since by someone else.
+    var isComplete = false
+    /// The listed folders in the order the sweep visits them, and the next one's position.
+    var sweepOrder: [ItemID?] = []
+    /// See ``sweepOrder``.
+    var sweepPosition = 0
 
     /// The path components of an item below the container's directory, or `nil` if the item (or one of its
     /// ancestors) is unknown or the parents form a cycle.

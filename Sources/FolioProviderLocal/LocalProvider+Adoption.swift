@@ -74,7 +74,7 @@ extension LocalProvider {
     /// The names Folio keeps in `.folio/`.
     private static let bookkeepingNames: Set<String> = [
         "lock", "staging", "simulate.json", "symlink-ids.json", "item-ids.json", RemoteLayout.adoptedManifestName,
-        "containers", "sample-remote",
+        "containers", "sample-remote", "journal",
     ]
 
     /// Refuses a `.folio` at the top of a folder to adopt that is not Folio's (not a folder, or holding other

@@ -83,7 +83,7 @@ extension LocalProvider {
                 candidates.compactMap { index in
                     let template = creations[index].template
                     do {
-                        guard let existing = try tree.existingItem(template.id, preferring: template.container) else {
+                        guard let existing = try tree.existingItem(template) else {
                             return nil
                         }
                         return (index, .success(try tree.remoteItem(for: existing)))

@@ -48,7 +48,7 @@ public final class LocalProvider: Provider {
     /// Makes the files uploads are copied into.
     let staging: StagingFolder
     /// Push: the inotify watcher, once ``changeNotifications()`` asked for it.
-    private let watcher = Mutex<RemoteWatcher?>(nil)
+    let watcher = Mutex<RemoteWatcher?>(nil)
 
     /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
     /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
@@ -72,7 +72,8 @@ public final class LocalProvider: Provider {
     }
 
     /// Push: yields soon after anything in the remote folder changed (inotify on every folder), or `nil` where
-    /// inotify is not available. One stream per provider; call ``stopWatching()`` when done.
+    /// inotify is not available. One stream per provider; call ``stopWatching()`` when done. The watcher also
+    /// remembers which folders changed: ``changes(in:since:)`` lists those again.
     public func changeNotifications() -> AsyncStream<Void>? {
         watcher.withLock { watcher in
             if watcher == nil {
@@ -93,51 +94,18 @@ public final class LocalProvider: Provider {
         return try Self.containers(of: layout)
     }
 
-    /// Every item of a container, recursively (metadata only). Objects without ids get them now.
+    /// Every item of a container, recursively (metadata only), and the anchor after it. Objects without ids get
+    /// them now. Costs the whole container: for tests and tools; the sync engine lists folders one at a time.
     public func enumerateItems(in container: ContainerID) async throws -> (items: [RemoteItem], anchor: SyncAnchor) {
         return try await recognizing("enumerate \(container)") {
             _ = try await admit("enumerate \(container)")
-            let items = try withTree("enumerate \(container)") { try $0.scan(container) }
+            let (items, position) = try withTree("enumerate \(container)") { tree in
+                let items = try tree.scan(container)
+                try tree.flushJournal()
+                return (items, try tree.journal(for: container).position)
+            }
             try identity.check("enumerate \(container)")  // still this remote when the walk ended
-            return (items, Self.makeAnchor())
-        }
-    }
-
-    /// The container's anchor now (for now a time: ``changes(in:since:)`` answers with a whole scan).
-    public func currentAnchor(in container: ContainerID) async throws -> SyncAnchor {
-        _ = try await admit("anchor of \(container)")
-        return Self.makeAnchor()
-    }
-
-    /// The children of a folder, for now from a scan of the container, in one page.
-    public func enumerateFolder(
-        _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
-    ) async throws -> FolderPage {
-        let (items, _) = try await enumerateItems(in: container)
-        let parent = folder == ItemID.root(of: container) ? nil : folder
-        if let parent, !items.contains(where: { $0.id == parent && $0.kind == .directory }) {
-            throw FolioError.notFound("folder \(parent) in \(container)")
-        }
-        return FolderPage(items: items.filter { $0.parentID == parent }, next: nil)
-    }
-
-    /// One item's metadata.
-    public func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem {
-        let (items, _) = try await enumerateItems(in: container)
-        guard let item = items.first(where: { $0.id == id }) else {
-            throw FolioError.notFound("item \(id) in \(container)")
-        }
-        return item
-    }
-
-    /// The changes since `anchor`: for now always the container's whole content (`isFullEnumeration`), which
-    /// lets the caller find deletions by difference.
-    public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
-        return try await recognizing("changes in \(container)") {
-            _ = try await admit("changes in \(container)")
-            let items = try withTree("changes in \(container)") { try $0.scan(container) }
-            try identity.check("changes in \(container)")  // still this remote when the walk ended
-            return RemoteChanges(updated: items, deleted: [], anchor: Self.makeAnchor(), isFullEnumeration: true)
+            return (items, JournalAnchor(remoteID: remoteID, position: position).anchor)
         }
     }
 
@@ -198,6 +166,7 @@ public final class LocalProvider: Provider {
             if renamed, staged?.isSmall == false { folderOfBigContent = item.path.removingLastComponent() }
             item = try tree.applyAttributes(changes, to: item)
             let modified = try tree.remoteItem(for: item)
+            tree.noteChanged(modified)
             if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
                 try? tree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
@@ -224,6 +193,4 @@ public final class LocalProvider: Provider {
         try gate.reply("delete \(id)")
     }
 
-    /// A new opaque anchor.
-    private static func makeAnchor() -> SyncAnchor { SyncAnchor("scan-\(Timestamp.now().totalNanoseconds)") }
 }

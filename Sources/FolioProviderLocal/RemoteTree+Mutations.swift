@@ -50,10 +50,14 @@ extension RemoteTree {
         }
     }
 
-    /// The item with this id if it already exists: anywhere in `container` (scanned if it was not yet), or in
-    /// another container already scanned (it was moved after it was created).
-    mutating func existingItem(_ id: ItemID, preferring container: ContainerID) throws -> LocatedItem? {
-        if let found = try locate(id, in: container, rescanOnMiss: false) { return found }
+    /// The item of `template` if it already exists (a create retried): where the index places it in the
+    /// template's container, at the template's place, or where the index places it in another container (it
+    /// was moved after it was created). Never a walk: a create costs the same in a remote of any size.
+    mutating func existingItem(_ template: RemoteItemTemplate) throws -> LocatedItem? {
+        let (id, container) = (template.id, template.container)
+        let parentID = template.parentID == ItemID.root(of: container) ? nil : template.parentID
+        let place = JournalRecord(id: id, parentID: parentID, name: template.name)
+        if let found = try locateRecorded(place, in: container) { return found }
         for other in indexes.keys where other != container {
             if let found = try? locateIndexed(id, in: other) { return found }
         }
@@ -165,8 +169,9 @@ extension RemoteTree {
         }
         // Reserved while its file goes into place: two creates of one item never both place a file.
         if placing.contains(template.id) { return .busy }
-        if let existing = try existingItem(template.id, preferring: template.container) {
+        if let existing = try existingItem(template) {
             let retried = try retriedCreate(of: existing, template, staged: staged)
+            noteChanged(retried.item)
             return .done(retried.item, placed: retried.renamed)
         }
 
@@ -208,6 +213,7 @@ extension RemoteTree {
                 attributes: nil
             )
         )
+        noteChanged(item)
         return .done(item, placed: false)
     }
 
@@ -241,7 +247,9 @@ extension RemoteTree {
         let existing = LocatedItem(
             id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
             path: path, status: status, symlinkTarget: nil, attributes: attributes)
-        return try retriedCreate(of: existing, template, staged: placement.staged)
+        let retried = try retriedCreate(of: existing, template, staged: placement.staged)
+        noteChanged(retried.item)
+        return retried
     }
 
     /// Ends the reservation of a planned file's item, whether or not ``placeFile(_:)`` placed it.
@@ -260,12 +268,14 @@ extension RemoteTree {
         let template = placement.template
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: placement.folder.id, name: template.name, isFile: true)
-        return try remoteItem(
+        let item = try remoteItem(
             for: LocatedItem(
                 id: template.id, container: template.container, parentID: placement.folder.id, name: template.name,
                 path: placement.path, status: placed.status, symlinkTarget: nil, attributes: placed.attributes
             )
         )
+        noteChanged(item)
+        return item
     }
 
     /// Gives the staged content of a new file its mode, time and attributes (the first revision of
@@ -397,10 +407,17 @@ extension RemoteTree {
         if plan.container == item.container {
             indexes[item.container]?.places[item.id] = place
         } else {
+            // Everything below the item leaves its container (one departure: a folder's descendants go with it)
+            // and arrives in the other (each journaled there; the caller journals the item itself).
             let moved = indexes[item.container]?.removeSubtree(item.id) ?? [:]
+            noteDeparted(item.id, from: item.container)
             if indexes[plan.container] != nil {
                 for (id, movedPlace) in moved { indexes[plan.container]?.places[id] = movedPlace }
                 indexes[plan.container]?.places[item.id] = place
+            }
+            for (id, movedPlace) in moved where id != item.id {
+                pendingRecords[plan.container, default: []].append(
+                    JournalRecord(id: id, parentID: movedPlace.parentID, name: movedPlace.name))
             }
         }
         var result = item
@@ -464,6 +481,6 @@ extension RemoteTree {
             try SystemCalls.removeFile(item.path)
         }
         forgetAttributes(of: item.status)
-        indexes[container]?.places[id] = nil
+        noteDeparted(id, from: container)
     }
 }

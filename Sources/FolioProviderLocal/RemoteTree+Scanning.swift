@@ -21,7 +21,8 @@ extension RemoteTree {
     }
 
     /// Walks a container's whole tree (metadata only, never content), gives an id to every object without one,
-    /// rebuilds the container's index and returns every item, parents before their children.
+    /// rebuilds the container's index, journals what differs from what was seen of its folders before
+    /// (``reconcileScan(of:places:items:)``) and returns every item, parents before their children.
     ///
     /// Skipped: the provider's own `.folio-` files, objects a provider cannot store (devices, FIFOs, sockets)
     /// and names that are not valid UTF-8.
@@ -88,7 +89,7 @@ extension RemoteTree {
                 parentID: parentID, name: name, isFile: object.status.kind == .file)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
-        indexes[container] = index
+        reconcileScan(of: container, places: index.places, items: items)
         return items
     }
 
@@ -196,7 +197,7 @@ extension RemoteTree {
     }
 
     /// Whether an item of another scanned container really holds `id`; forgets stale entries on the way.
-    private mutating func isHeldElsewhere(_ id: ItemID, outside container: ContainerID) throws -> Bool {
+    mutating func isHeldElsewhere(_ id: ItemID, outside container: ContainerID) throws -> Bool {
         for other in indexes.keys where other != container && indexes[other]?.places[id] != nil {
             let found: LocatedItem?
             do {
@@ -263,7 +264,7 @@ extension RemoteTree {
     /// Gives an id to an object found without one: a new one, or `id` (the one of the file it replaced). For a
     /// file or folder whose xattr cannot be set (not ours to change), the id derived from its inode is used
     /// instead.
-    private mutating func assignID(
+    mutating func assignID(
         _ id: ItemID = .generate(), to path: FilePath, status: FileStatus, symlinkTarget: String?, replacing: Bool
     ) -> ItemID {
         if isAdopted {

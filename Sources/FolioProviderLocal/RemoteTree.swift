@@ -23,6 +23,18 @@ struct RemoteTree: Sendable {
     /// Called by a scan right after it listed a folder, with the folder's path: tests make someone else's
     /// rename race with the walk through it.
     var folderListed: (@Sendable (FilePath) -> Void)?
+    /// The change journal of each container used so far (``ChangeJournal``).
+    var journals: [ContainerID: ChangeJournal] = [:]
+    /// Records of changes made or found under the current hold of the lock, appended when it ends
+    /// (``flushJournal()``).
+    var pendingRecords: [ContainerID: [JournalRecord]] = [:]
+    /// The size past which a journal drops its oldest records.
+    var journalLimit = ChangeJournal.defaultLimit
+    /// How many listed folders each ``LocalProvider/changes(in:since:)`` lists again to find changes made by hand
+    /// (the sweep, round robin).
+    var sweepFoldersPerCall = 16
+    /// The most records one ``LocalProvider/changes(in:since:)`` answers with (``RemoteChanges/moreComing``).
+    var changesPerCall = 1000
 
     /// A tree over the remote at `layout`; containers are scanned when first used.
     init(layout: RemoteLayout) throws {
@@ -62,19 +74,16 @@ struct RemoteTree: Sendable {
 
     // MARK: Finding items
 
-    /// Finds an item by id: checks the index entry against the disk and, when it is missing or stale, rescans
-    /// the container (unless `rescanOnMiss` is false). `nil` if the container has no such item.
+    /// Finds an item by id: checks the index entry against the disk and, when it is missing or stale, looks for
+    /// it folder by folder (``search(_:in:)``: up to the whole container, stopping where it is found), unless
+    /// `rescanOnMiss` is false and the whole container was walked in this process already (then the index has
+    /// every item this process made or met). `nil` if the container has no such item.
     mutating func locate(_ id: ItemID, in container: ContainerID, rescanOnMiss: Bool = true) throws -> LocatedItem? {
         try symlinkIDs.reloadIfChanged()
         try itemIDs?.reloadIfChanged()
-        if indexes[container] == nil {
-            _ = try scan(container)
-            return try locateIndexed(id, in: container)
-        }
         if let found = try locateIndexed(id, in: container) { return found }
-        guard rescanOnMiss else { return nil }
-        _ = try scan(container)
-        return try locateIndexed(id, in: container)
+        guard rescanOnMiss || !(indexes[container]?.isComplete ?? false) else { return nil }
+        return try search(id, in: container)
     }
 
     /// The item the index places at `id`, if it is really there.

@@ -40,10 +40,13 @@ final class SharedRemoteTree: Sendable {
 
     /// Runs `body` on the tree under its lock (and the remote's, see ``RemoteLock``). Never call it from inside
     /// `body`, nor `await` inside. What `body` recorded in an adopted folder's id map is saved before the locks
-    /// are let go, also when it failed.
+    /// are let go, also when it failed. The records of changes queued by `body` are appended to their journals
+    /// before the locks are let go, also when `body` fails; records that cannot be appended (a full disk) stay
+    /// queued for the next hold, and do not fail a change that was made.
     func withLock<Value: Sendable>(_ body: (inout RemoteTree) throws -> Value) throws -> Value {
         try tree.withLock { tree in
             try remoteLock.withExclusiveLock {
+                defer { try? tree.flushJournal() }
                 let outcome = Result { try body(&tree) }
                 try tree.saveItemIDs()
                 return try outcome.get()

@@ -29,6 +29,9 @@ public struct ProviderConformance: Sendable {
         /// Names this provider cannot store besides the universal ones (over 255 bytes, `/`, NUL, `.`, `..`,
         /// empty); creating them must fail with `.invalidArgument`.
         public var extraInvalidNames: [String]
+        /// Expires every anchor of a container (as trimming its change history would), for the expired-anchor
+        /// check (`nil`: only garbage anchors are checked).
+        public var expireAnchors: (@Sendable (ContainerID) async throws -> Void)?
         /// Rounds of two processes racing with two modifies of one version (a quarter as many of each other
         /// race: delete against modify, two creates of one name, two renames to one name).
         public var raceRounds: Int
@@ -37,8 +40,9 @@ public struct ProviderConformance: Sendable {
         public init(
             container: ContainerID = .drive, secondContainer: ContainerID? = nil, supportsSymlinks: Bool = true,
             preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = [],
-            raceRounds: Int = 200
+            raceRounds: Int = 200, expireAnchors: (@Sendable (ContainerID) async throws -> Void)? = nil
         ) {
+            self.expireAnchors = expireAnchors
             self.raceRounds = raceRounds
             self.container = container
             self.secondContainer = secondContainer
@@ -87,6 +91,25 @@ public struct ProviderConformance: Sendable {
         /// Conditional operations (modify and delete at a base version, create and rename at a name) are
         /// atomic against a provider in another process: racing, exactly one wins, every round (needs a rival).
         case conditionalChangesAtomicAcrossProcesses
+        /// A folder's children come in pages of the size asked (1, 2, 1000), each child exactly once, only the
+        /// last page without a next cursor (and only it may be empty); a file is `.notDirectory`, a missing
+        /// folder `.notFound`.
+        case enumerationPages
+        /// A create, delete and renames between two pages of a listing: unchanged children are listed once, and
+        /// changes since an anchor taken before the first page report every one of them.
+        case changeDuringPagedEnumeration
+        /// An anchor keeps working across a restart (a new provider over the same remote), also for changes made
+        /// by a provider in another process (with a rival).
+        case anchorsAcrossRestarts
+        /// A garbage anchor, and one the provider expired (with ``Options/expireAnchors``), are `.anchorExpired`;
+        /// a fresh anchor works again.
+        case expiredAnchors
+        /// `item(_:in:)` gives an item's current metadata, also from a new provider, and `.notFound` once it is
+        /// deleted or for an unknown id.
+        case itemLookup
+        /// Changes since an anchor report what changed and nothing of an unchanged folder: their cost follows
+        /// the changes, not the size of the remote.
+        case changesCostInProportion
     }
 
     /// What running a check gave.
@@ -196,6 +219,12 @@ public struct ProviderConformance: Sendable {
             let rival = try makeRival()
             defer { rival.stop() }
             try await checkConditionalChangesAtomicAcrossProcesses(workspace, rival: rival)
+        case .enumerationPages: try await checkEnumerationPages(workspace)
+        case .changeDuringPagedEnumeration: try await checkChangeDuringPagedEnumeration(workspace)
+        case .anchorsAcrossRestarts: try await checkAnchorsAcrossRestarts(workspace)
+        case .expiredAnchors: try await checkExpiredAnchors(workspace)
+        case .itemLookup: try await checkItemLookup(workspace)
+        case .changesCostInProportion: try await checkChangesCostInProportion(workspace)
         }
     }
 }

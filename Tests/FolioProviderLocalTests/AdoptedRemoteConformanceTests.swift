@@ -24,7 +24,8 @@ final class AdoptedRemoteConformanceTests: XCTestCase {
         return ProviderConformance(
             options: ProviderConformance.Options(
                 container: .drive, secondContainer: TemporaryRemote.notes.id,
-                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100
+                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100,
+                expireAnchors: { container in try LocalProvider(root: root).expireAnchors(in: container) }
             ),
             makeProvider: { try LocalProvider(root: root) },
             makeSlowProvider: {
@@ -59,9 +60,17 @@ final class AdoptedRemoteConformanceTests: XCTestCase {
         try await assertPasses(.conditionalChangesAtomicAcrossProcesses)
     }
 
+    func testRangedFetch() async throws { try await assertPasses(.rangedFetch) }
+    func testEnumerationPages() async throws { try await assertPasses(.enumerationPages) }
+    func testChangeDuringPagedEnumeration() async throws { try await assertPasses(.changeDuringPagedEnumeration) }
+    func testAnchorsAcrossRestarts() async throws { try await assertPasses(.anchorsAcrossRestarts) }
+    func testExpiredAnchors() async throws { try await assertPasses(.expiredAnchors) }
+    func testItemLookup() async throws { try await assertPasses(.itemLookup) }
+    func testChangesCostInProportion() async throws { try await assertPasses(.changesCostInProportion) }
+
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 14, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 21, "add a test method for the new check")
     }
 
     /// The whole suite on one adopted folder leaves it as it found it: the user's documents only, and no

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioProviderLocal
 import FolioTesting
+import Foundation
 import SystemPackage
 import XCTest
 
@@ -45,10 +46,33 @@ final class ConformanceSuiteSelfTests: XCTestCase {
         try await assertFails(.fetchReturnsExactBytes, with: .reportsNoProgress)
     }
 
+    func testCatchesAProviderThatIgnoresThePageSize() async throws {
+        try await assertFails(.enumerationPages, with: .ignoresPageSize)
+    }
+
+    func testCatchesAProviderThatLosesItsPlaceBetweenPages() async throws {
+        try await assertFails(.changeDuringPagedEnumeration, with: .pagesByPosition)
+    }
+
+    func testCatchesAProviderThatAnswersChangesWithEverything() async throws {
+        try await assertFails(.changesCostInProportion, with: .answersChangesWithEverything)
+    }
+
+    func testCatchesAProviderThatAcceptsAnyAnchor() async throws {
+        try await assertFails(.expiredAnchors, with: .acceptsAnyAnchor)
+    }
+
+    func testCatchesAProviderWhoseAnchorsDoNotSurviveARestart() async throws {
+        try await assertFails(.anchorsAcrossRestarts, with: .anchorsInMemory)
+    }
+
     /// Runs `check` against a provider with `fault` and expects it to fail.
     private func assertFails(_ check: ProviderConformance.Check, with fault: FaultyProvider.Fault) async throws {
         let root = remote.root
-        let suite = ProviderConformance(makeProvider: { FaultyProvider(try LocalProvider(root: root), fault: fault) })
+        let suite = ProviderConformance(
+            options: ProviderConformance.Options(
+                expireAnchors: { try LocalProvider(root: root).expireAnchors(in: $0) }),
+            makeProvider: { FaultyProvider(try LocalProvider(root: root), fault: fault) })
         do {
             let outcome = try await suite.run(check)
             XCTFail("\(check) did not notice \(fault): \(outcome)")
@@ -63,11 +87,15 @@ private struct FaultyProvider: Provider {
     /// The rule to break.
     enum Fault: Sendable {
         case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress, ignoresRetryTags
-        case abandonsBatchAtFirstFailure
+        case abandonsBatchAtFirstFailure, ignoresPageSize, pagesByPosition, answersChangesWithEverything
+        case acceptsAnyAnchor, anchorsInMemory
     }
 
     let base: LocalProvider
     let fault: Fault
+
+    /// A tag that makes this instance's anchors its own (``Fault/anchorsInMemory``).
+    let instance = UUID().uuidString
 
     init(_ base: LocalProvider, fault: Fault) {
         self.base = base
@@ -77,13 +105,26 @@ private struct FaultyProvider: Provider {
     func listContainers() async throws -> [Container] { try await base.listContainers() }
 
     func currentAnchor(in container: ContainerID) async throws -> SyncAnchor {
-        try await base.currentAnchor(in: container)
+        let anchor = try await base.currentAnchor(in: container)
+        return fault == .anchorsInMemory ? SyncAnchor(instance + "|" + anchor.rawValue) : anchor
     }
 
     func enumerateFolder(
         _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
     ) async throws -> FolderPage {
-        try await base.enumerateFolder(folder, in: container, from: cursor, pageSize: pageSize)
+        switch fault {
+        case .ignoresPageSize:
+            guard cursor == nil else { return FolderPage(items: [], next: nil) }
+            return FolderPage(items: try await base.enumerateWholeFolder(folder, in: container), next: nil)
+        case .pagesByPosition:
+            // The cursor is a position among the children now: a change between pages shifts them.
+            let all = try await base.enumerateWholeFolder(folder, in: container)
+            let start = min(Int(cursor?.rawValue ?? "0") ?? 0, all.count)
+            let end = min(start + pageSize, all.count)
+            return FolderPage(items: Array(all[start..<end]), next: end < all.count ? PageCursor("\(end)") : nil)
+        default:
+            return try await base.enumerateFolder(folder, in: container, from: cursor, pageSize: pageSize)
+        }
     }
 
     func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem {
@@ -101,7 +142,28 @@ private struct FaultyProvider: Provider {
     }
 
     func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
-        try await base.changes(in: container, since: anchor)
+        switch fault {
+        case .answersChangesWithEverything:
+            let (items, now) = try await base.enumerateItems(in: container)
+            return RemoteChanges(updated: items, deleted: [], anchor: now, isFullEnumeration: true)
+        case .acceptsAnyAnchor:
+            do {
+                return try await base.changes(in: container, since: anchor)
+            } catch FolioError.anchorExpired {
+                return RemoteChanges(updated: [], deleted: [], anchor: try await base.currentAnchor(in: container))
+            }
+        case .anchorsInMemory:
+            let prefix = instance + "|"
+            guard anchor.rawValue.hasPrefix(prefix) else {
+                throw FolioError.anchorExpired("not an anchor of this instance")
+            }
+            let original = SyncAnchor(String(anchor.rawValue.dropFirst(prefix.count)))
+            var changes = try await base.changes(in: container, since: original)
+            changes.anchor = SyncAnchor(prefix + changes.anchor.rawValue)
+            return changes
+        default:
+            return try await base.changes(in: container, since: anchor)
+        }
     }
 
     func fetchContents(

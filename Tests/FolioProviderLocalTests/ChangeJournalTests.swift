@@ -1,0 +1,311 @@
+import FolioCore
+@testable import FolioProviderLocal
+import Foundation
+import Synchronization
+import SystemPackage
+import XCTest
+
+/// The local provider's change anchors: the journal, changes made by hand found through the watcher and the
+/// sweep, anchors across restarts, trimming, and listings of one folder at a time.
+final class ChangeJournalTests: XCTestCase {
+    private var remote: TemporaryRemote!
+
+    override func setUpWithError() throws {
+        remote = try TemporaryRemote()
+    }
+
+    override func tearDownWithError() throws {
+        remote.remove()
+    }
+
+    // MARK: The journal
+
+    func testChangesSinceAnAnchorAreTheProvidersOwnChanges() async throws {
+        let provider = try remote.provider()
+        let folder = try await provider.createItem(remote.template("Folder", kind: .directory), contents: nil)
+        let doomed = try await provider.createItem(remote.template("doomed.txt"), contents: try remote.contentFile("x"))
+        let anchor = try await provider.currentAnchor(in: .drive)
+        let file = try await provider.createItem(
+            remote.template("new.txt", parentID: folder.id), contents: try remote.contentFile("new"))
+        let renamed = try await provider.modifyItem(
+            folder.id, in: .drive, baseVersion: folder.version, changes: RemoteItemChanges(name: "Renamed"),
+            contents: nil)
+        try await provider.deleteItem(doomed.id, in: .drive, baseVersion: doomed.version)
+
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertFalse(changes.isFullEnumeration)
+        XCTAssertFalse(changes.moreComing)
+        XCTAssertEqual(changes.updated.map(\.id), [renamed.id, file.id], "parents first, each once")
+        XCTAssertEqual(changes.updated.first?.name, "Renamed")
+        XCTAssertEqual(changes.deleted, [doomed.id])
+        let none = try await provider.changes(in: .drive, since: changes.anchor)
+        XCTAssertEqual(none.updated.map(\.name), [])
+        XCTAssertEqual(none.deleted, [])
+        XCTAssertEqual(none.anchor, changes.anchor)
+        let journal = try String(
+            contentsOfFile: remote.root.appending(".folio/journal/com.folio.drive").string, encoding: .utf8)
+        XCTAssertEqual(journal.split(separator: "\n").count, 1 + 5, "a header and one record per change")
+    }
+
+    func testABigBatchComesInBoundedPartsAndAnAnchorSurvivesARestart() async throws {
+        let anchor: SyncAnchor
+        var made: [ItemID] = []
+        do {
+            let provider = try remote.provider()
+            anchor = try await provider.currentAnchor(in: .drive)
+            for number in 0..<10 {
+                made.append(
+                    try await provider.createItem(
+                        remote.template("f\(number).txt"), contents: try remote.contentFile("\(number)")
+                    ).id)
+            }
+        }
+        // A new provider (the old one is gone: its process's state too) answers for the old anchor.
+        let provider = try remote.provider()
+        try provider.tree.withLock { $0.changesPerCall = 3 }
+        var reported: [ItemID] = []
+        var calls = 0
+        var current = anchor
+        while true {
+            let changes = try await provider.changes(in: .drive, since: current)
+            calls += 1
+            XCTAssertLessThanOrEqual(changes.updated.count, 3)
+            reported += changes.updated.map(\.id)
+            current = changes.anchor
+            if !changes.moreComing { break }
+            XCTAssertLessThan(calls, 10)
+        }
+        XCTAssertEqual(reported, made)
+        XCTAssertEqual(calls, 4)
+    }
+
+    func testTrimmingExpiresOnlyAnchorsBeforeWhatIsKept() async throws {
+        let provider = try remote.provider()
+        try provider.tree.withLock { $0.journalLimit = 4_000 }
+        let old = try await provider.currentAnchor(in: .drive)
+        var recent: SyncAnchor?
+        var last: RemoteItem?
+        for number in 0..<60 {
+            last = try await provider.createItem(
+                remote.template("file number \(number).txt"), contents: try remote.contentFile("\(number)"))
+            if number == 55 { recent = try await provider.currentAnchor(in: .drive) }
+        }
+        let journal = remote.root.appending(".folio/journal/com.folio.drive").string
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+        XCTAssertLessThanOrEqual(size, 4_000, "the journal was trimmed")
+        do {
+            _ = try await provider.changes(in: .drive, since: old)
+            XCTFail("an anchor older than the trimmed journal was answered")
+        } catch FolioError.anchorExpired {}
+        let changes = try await provider.changes(in: .drive, since: try XCTUnwrap(recent))
+        XCTAssertEqual(changes.updated.count, 4)
+        XCTAssertEqual(changes.updated.last?.id, last?.id)
+    }
+
+    func testDeletingTheJournalOrAnotherRemotesAnchorIsExpired() async throws {
+        let provider = try remote.provider()
+        let anchor = try await provider.currentAnchor(in: .drive)
+        let other = try TemporaryRemote()
+        defer { other.remove() }
+        do {
+            _ = try await other.provider().changes(in: .drive, since: anchor)
+            XCTFail("another remote's anchor was answered")
+        } catch FolioError.anchorExpired {}
+        let notesAnchor = try await provider.currentAnchor(in: TemporaryRemote.notes.id)
+        do {
+            _ = try await provider.changes(in: .drive, since: notesAnchor)
+            XCTFail("another container's anchor was answered")
+        } catch FolioError.anchorExpired {}
+        _ = try await provider.changes(in: .drive, since: anchor)
+        try FileManager.default.removeItem(atPath: remote.root.appending(".folio/journal/com.folio.drive").string)
+        do {
+            _ = try await provider.changes(in: .drive, since: anchor)
+            XCTFail("an anchor of a deleted journal was answered")
+        } catch FolioError.anchorExpired {}
+        let fresh = try await provider.currentAnchor(in: .drive)
+        let none = try await provider.changes(in: .drive, since: fresh)
+        XCTAssertEqual(none.updated.count, 0)
+    }
+
+    func testAFolderMovedToAnotherContainerLeavesOneAndArrivesWithItsChildrenInTheOther() async throws {
+        let provider = try remote.provider()
+        let notes = TemporaryRemote.notes.id
+        let folder = try await provider.createItem(remote.template("Trip", kind: .directory), contents: nil)
+        let child = try await provider.createItem(
+            remote.template("plan.txt", parentID: folder.id), contents: try remote.contentFile("plan"))
+        _ = try await provider.enumerateItems(in: notes)  // this process knows both containers
+        let driveAnchor = try await provider.currentAnchor(in: .drive)
+        let notesAnchor = try await provider.currentAnchor(in: notes)
+        _ = try await provider.modifyItem(
+            folder.id, in: .drive, baseVersion: folder.version,
+            changes: RemoteItemChanges(container: notes, parentID: .some(nil)), contents: nil)
+
+        let left = try await provider.changes(in: .drive, since: driveAnchor)
+        XCTAssertEqual(left.updated.map(\.name), [])
+        XCTAssertEqual(left.deleted, [folder.id])
+        // Another process (no index of its own yet) is told of the arrival, the child included.
+        let other = try await LocalProvider(root: remote.root).changes(in: notes, since: notesAnchor)
+        XCTAssertEqual(other.updated.map(\.id), [folder.id, child.id])
+        XCTAssertEqual(other.updated.last?.parentID, folder.id)
+        XCTAssertEqual(other.deleted, [])
+    }
+
+    func testAFolderDeletedByHandIsOneDeletion() async throws {
+        let provider = try remote.provider()
+        let folder = try await provider.createItem(remote.template("Gone", kind: .directory), contents: nil)
+        _ = try await provider.createItem(
+            remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile("x"))
+        for listed in [nil, folder.id] { _ = try await provider.enumerateWholeFolder(listed, in: .drive) }
+        let anchor = try await provider.currentAnchor(in: .drive)
+        try FileManager.default.removeItem(atPath: remote.path("Gone"))
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.deleted, [folder.id], "the folder; its children are gone with it")
+        XCTAssertEqual(changes.updated.map(\.name), [])
+    }
+
+    // MARK: Changes made by hand
+
+    func testChangesByHandAreFoundThroughTheWatcher() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { $0.sweepFoldersPerCall = 0 }  // the watcher alone
+        XCTAssertNotNil(provider.changeNotifications())
+        let edited = try await provider.createItem(remote.template("edited.txt"), contents: try remote.contentFile("1"))
+        let doomed = try await provider.createItem(remote.template("doomed.txt"), contents: try remote.contentFile("2"))
+        let folder = try await provider.createItem(remote.template("Deep", kind: .directory), contents: nil)
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        let anchor = try await provider.currentAnchor(in: .drive)
+
+        try remote.writeByHand("by hand", to: "hand.txt")
+        try remote.writeByHand("edited by hand", to: "edited.txt")
+        try remote.writeByHand("deep down", to: "Deep/deep.txt")
+        try FileManager.default.removeItem(atPath: remote.path("doomed.txt"))
+
+        var updated: [String: RemoteItem] = [:]
+        var deleted: Set<ItemID> = []
+        var current = anchor
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && !(updated.count >= 3 && deleted.contains(doomed.id)) {
+            let changes = try await provider.changes(in: .drive, since: current)
+            for item in changes.updated { updated[item.name] = item }
+            deleted.formUnion(changes.deleted)
+            current = changes.anchor
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(updated["edited.txt"]?.id, edited.id)
+        XCTAssertEqual(updated["edited.txt"]?.size, 14)
+        XCTAssertNotNil(updated["hand.txt"])
+        XCTAssertEqual(updated["deep.txt"]?.parentID, folder.id)
+        XCTAssertEqual(deleted, [doomed.id])
+    }
+
+    func testChangesByHandAreFoundByTheSweepWithoutAWatcher() async throws {
+        let provider = try remote.provider()
+        var folders: [RemoteItem] = []
+        for name in ["A", "B", "C", "D", "E", "F"] {
+            let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
+            folders.append(folder)
+            _ = try await provider.createItem(
+                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile(name))
+            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let listings = Mutex(0)
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 2
+            tree.folderListed = { _ in listings.withLock { $0 += 1 } }
+        }
+        let anchor = try await provider.currentAnchor(in: .drive)
+        try remote.writeByHand("changed by hand", to: "D/inside.txt")
+        try remote.writeByHand("new by hand", to: "F/new.txt")
+        try FileManager.default.removeItem(atPath: remote.path("B/inside.txt"))
+
+        var updated: [String: RemoteItem] = [:]
+        var deleted = 0
+        var current = anchor
+        var calls = 0
+        // Seven listed folders (the root and six), two per call: all seen within four calls.
+        while calls < 4 {
+            let changes = try await provider.changes(in: .drive, since: current)
+            calls += 1
+            // Folders whose entries changed are reported too (their modification time changed): files only here.
+            for item in changes.updated where item.kind == .file {
+                updated["\(item.parentID.map(\.rawValue) ?? "")/\(item.name)"] = item
+            }
+            deleted += changes.deleted.count
+            current = changes.anchor
+            XCTAssertLessThanOrEqual(listings.withLock { $0 }, 2 * calls, "a call lists at most two folders")
+        }
+        XCTAssertEqual(updated["\(folders[3].id.rawValue)/inside.txt"]?.size, 15)
+        XCTAssertNotNil(updated["\(folders[5].id.rawValue)/new.txt"])
+        XCTAssertEqual(deleted, 1)
+        XCTAssertEqual(updated.count, 2, "\(updated.keys)")
+    }
+
+    func testAMoveByHandBetweenListedFoldersIsOneChange() async throws {
+        let provider = try remote.provider()
+        let from = try await provider.createItem(remote.template("From", kind: .directory), contents: nil)
+        let into = try await provider.createItem(remote.template("Into", kind: .directory), contents: nil)
+        let file = try await provider.createItem(
+            remote.template("moving.txt", parentID: from.id), contents: try remote.contentFile("m"))
+        for folder in [nil, from.id, into.id] { _ = try await provider.enumerateWholeFolder(folder, in: .drive) }
+        let anchor = try await provider.currentAnchor(in: .drive)
+        try FileManager.default.moveItem(atPath: remote.path("From/moving.txt"), toPath: remote.path("Into/moved.txt"))
+        try provider.tree.withLock { $0.sweepFoldersPerCall = 3 }
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        let files = changes.updated.filter { $0.kind == .file }
+        XCTAssertEqual(files.map(\.id), [file.id])
+        XCTAssertEqual(files.first?.parentID, into.id)
+        XCTAssertEqual(files.first?.name, "moved.txt")
+        XCTAssertEqual(changes.deleted, [])
+    }
+
+    // MARK: Listing one folder
+
+    func testListingAFolderLooksAtThatFolderOnly() async throws {
+        let provider = try remote.provider()
+        for name in ["A", "B", "C"] {
+            try remote.writeByHand("inside", to: "\(name)/sub/inside.txt")
+        }
+        try remote.writeByHand("top", to: "top.txt")
+        let listed = Mutex<[String]>([])
+        try provider.tree.withLock { tree in
+            tree.folderListed = { path in listed.withLock { $0.append(path.lastComponent?.string ?? "") } }
+        }
+        let page = try await provider.enumerateFolder(nil, in: .drive, from: nil, pageSize: 2)
+        XCTAssertEqual(page.items.map(\.name), ["A", "B"])
+        XCTAssertEqual(listed.withLock { $0 }, ["com.folio.drive"], "one folder read, not the container")
+        let rest = try await provider.enumerateFolder(nil, in: .drive, from: page.next, pageSize: 2)
+        XCTAssertEqual(rest.items.map(\.name), ["C", "top.txt"])
+        XCTAssertNil(rest.next)
+        let subfolders = try await provider.enumerateWholeFolder(page.items[0].id, in: .drive)
+        XCTAssertEqual(subfolders.map(\.name), ["sub"])
+        XCTAssertEqual(listed.withLock { $0 }.count, 3)
+        // Ids given to what was made by hand stick.
+        let again = try await LocalProvider(root: remote.root).enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(again.map(\.id), page.items.map(\.id) + rest.items.map(\.id))
+        do {
+            _ = try await provider.enumerateFolder(nil, in: .drive, from: PageCursor("garbage"), pageSize: 2)
+            XCTFail("a garbage cursor was accepted")
+        } catch FolioError.anchorExpired {}
+    }
+
+    func testAnItemIsFoundByIDAfterARestartWithoutListingItsFolderFirst() async throws {
+        let file: RemoteItem
+        do {
+            let provider = try remote.provider()
+            let folder = try await provider.createItem(remote.template("Far", kind: .directory), contents: nil)
+            file = try await provider.createItem(
+                remote.template("away.txt", parentID: folder.id), contents: try remote.contentFile("away"))
+        }
+        let provider = try remote.provider()
+        let found = try await provider.item(file.id, in: .drive)
+        XCTAssertEqual(found.name, "away.txt")
+        XCTAssertEqual(found.version, file.version)
+        do {
+            _ = try await provider.item(.generate(), in: .drive)
+            XCTFail("an unknown id was found")
+        } catch FolioError.notFound {}
+    }
+}
