@@ -115,7 +115,9 @@ public final class Daemon: @unchecked Sendable {
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
             push: configuration.push)
-        _ = blockOn { await poller.refresh() }
+        // Ready once the containers are known: folders are listed when they are first looked at.
+        _ = blockOn { await poller.start() }
+        fileSystem.connect(lister: FolderLister(fileSystem: fileSystem, provider: provider, logger: logger))
 
         let mount = FUSEMount(
             fileSystem: fileSystem,
