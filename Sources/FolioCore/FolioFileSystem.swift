@@ -365,6 +365,7 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
+        combined.anchors = batch.anchors
         // Recents go with group writes only (an empty `batch`), not with every commit.
         let writesRecents = state.virtual.lastUseUnsaved && batch.isEmpty
         if writesRecents {
