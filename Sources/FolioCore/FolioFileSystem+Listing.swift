@@ -1,8 +1,9 @@
 /// Lists folders from the provider on demand (File Provider's enumerator of one folder): the core asks for a
 /// folder when it is first looked up in or listed. Concurrent calls for one folder share one listing.
 public protocol FolderListing: Sendable {
-    /// Returns once the folder's children are listed and merged (``FolioFileSystem/applyFolderListing(_:items:epoch:)``);
-    /// throws if the provider could not list it (offline, say).
+    /// Returns once the folder's children are listed and merged
+    /// (``FolioFileSystem/applyFolderListing(_:items:epoch:)``); throws if the provider could not list it (offline,
+    /// say).
     func listFolder(_ ino: UInt64) async throws(FolioError)
 }
 
@@ -98,6 +99,21 @@ extension FolioFileSystem {
             try await ensureListed(next)
             folders += state.withLock { state in
                 (state.children[next] ?? [:]).values.filter { state.nodes[$0]?.kind == .directory }
+            }
+        }
+    }
+
+    /// Lists the roots of the containers that were never listed (the first mount of a state: most first looks
+    /// are there). A root that cannot be listed now (offline) is listed when first looked at.
+    public func listContainerRoots() async {
+        let roots = state.withLock { state in
+            state.nodes.values.filter { $0.itemID.isContainerRoot && $0.needsListing }.map(\.ino)
+        }
+        for root in roots {
+            do {
+                try await ensureListed(root)
+            } catch {
+                logger.warning("cannot list container root \(root) now: \(error)")
             }
         }
     }

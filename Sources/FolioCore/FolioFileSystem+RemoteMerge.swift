@@ -129,7 +129,11 @@ extension FolioFileSystem {
         if !outcome.invalidations.isEmpty { keeper?.contentChanged() }
         guard let invalidator else { return }
         for (ino, name) in outcome.invalidations {
-            if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }
+            if let name {
+                invalidator.invalidateEntry(parent: ino, name: name)
+            } else {
+                invalidator.invalidateInode(ino)
+            }
         }
         // Listings of the folders that changed (the kernel may cache them).
         for parent in Set(outcome.invalidations.compactMap { $0.1 == nil ? nil : $0.0 }) {
@@ -171,7 +175,9 @@ extension FolioFileSystem {
             var next: [RemoteItem] = []
             for item in pending {
                 let parentID = item.parentID ?? rootID
-                if scope == .container ? !seen.contains(parentID) : named.contains(parentID) && !looked.contains(parentID) {
+                let waits = scope == .container
+                    ? !seen.contains(parentID) : named.contains(parentID) && !looked.contains(parentID)
+                if waits {
                     next.append(item)
                     continue
                 }

@@ -53,7 +53,11 @@ struct NodeTable: Sendable {
     /// Adds `delta` to the counts of `node`'s state.
     private mutating func count(_ node: Node?, _ delta: Int) {
         if let node, node.kind == .directory {
-            if node.childrenListed { folderListingCounts.listed += delta } else { folderListingCounts.notListed += delta }
+            if node.childrenListed {
+                folderListingCounts.listed += delta
+            } else {
+                folderListingCounts.notListed += delta
+            }
         }
         guard let node, !node.itemID.isContainerRoot else { return }
         stateCounts[node.state.name, default: 0] += delta

@@ -140,6 +140,9 @@ public final class Daemon: @unchecked Sendable {
         fileSystem.connect(refresher: poller)
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
+        // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
+        // same listing), before the control socket answers that the mount is ready.
+        _ = blockOn { await fileSystem.listContainerRoots() }
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         let view = configuration.view

@@ -15,6 +15,8 @@ public final class RemotePoller: RemoteRefreshing {
     private let wake = WakeSignal()
     /// Containers whose anchor expired (or was never kept while folders were listed): listed again next time.
     private let resyncs = Mutex<Set<ContainerID>>([])
+    /// Whether ``start()`` brought every container's changes in.
+    private let started = Mutex(false)
 
     /// How often a provider without push is polled by default: remote changes show within about this time.
     public static let defaultInterval: Duration = .seconds(1)
@@ -33,14 +35,24 @@ public final class RemotePoller: RemoteRefreshing {
         self.push = push
     }
 
-    /// Brings the containers in (their roots, and an anchor for each container that has none): what the mount
-    /// needs to appear; folders are listed when they are first looked at. Returns false (and logs) if the
-    /// provider could not be reached: the tree then shows what the store remembers.
+    /// Brings the containers in (their roots, and an anchor for each container that has none) and the changes
+    /// since the anchors kept from before (work in proportion to what changed while no daemon ran): what the
+    /// mount needs to appear; no folder is listed (they are when first looked at), and a resync waits for the
+    /// background. Returns false (and logs) if the provider could not be reached: the tree then shows what the
+    /// store remembers.
     @discardableResult
     public func start() async -> Bool {
         do {
-            _ = try await registerContainers()
+            // (Containers anchored before this start: the others have no changes to bring.)
+            let anchored = Set(try await provider.listContainers().map(\.id).filter {
+                fileSystem.anchor(of: $0) != nil
+            })
+            for container in try await registerContainers() where anchored.contains(container) {
+                if resyncs.withLock({ $0.contains(container) }) { continue }
+                if try await !pullChanges(container, resyncing: false) { return false }
+            }
             fileSystem.recordProviderReachability(online: true, error: nil)
+            started.withLock { $0 = true }
             return true
         } catch {
             recordFailure(error)
@@ -90,8 +102,9 @@ public final class RemotePoller: RemoteRefreshing {
     }
 
     /// Merges the changes of `container` since its anchor, as many change sets as the provider has. Returns
-    /// false if one raced with our own uploads (set aside, the anchor not advanced).
-    private func pullChanges(_ container: ContainerID) async throws -> Bool {
+    /// false if one raced with our own uploads (set aside, the anchor not advanced), or if the anchor expired and
+    /// `resyncing` is false (the resync is left for the next refresh).
+    private func pullChanges(_ container: ContainerID, resyncing: Bool = true) async throws -> Bool {
         while let anchor = fileSystem.anchor(of: container) {
             let epoch = fileSystem.remoteEpoch()
             let changes: RemoteChanges
@@ -101,7 +114,7 @@ public final class RemotePoller: RemoteRefreshing {
                 guard case .anchorExpired(let reason) = FolioError(error) else { throw error }
                 logger.notice("the sync anchor of \(container) expired (\(reason)): listing again what is known")
                 resyncs.withLock { _ = $0.insert(container) }
-                return try await resync(container)
+                return resyncing ? try await resync(container) : false
             }
             guard try fileSystem.applyChanges(changes, in: container, epoch: epoch) else { return false }
             if !changes.moreComing { return true }
@@ -160,7 +173,8 @@ public final class RemotePoller: RemoteRefreshing {
         }
         var retryPause = Self.retryPause
         defer { listener.cancel() }
-        wake.signal()  // the changes made while no daemon ran, at once
+        // What start() left (a resync, or all of it when the provider failed): at once.
+        if !resyncs.withLock({ $0.isEmpty }) || !started.withLock({ $0 }) { wake.signal() }
         while !Task.isCancelled {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }
