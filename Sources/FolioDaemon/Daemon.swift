@@ -142,7 +142,7 @@ public final class Daemon: @unchecked Sendable {
         try mount.mount()
         // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
         // same listing), before the control socket answers that the mount is ready.
-        _ = blockOn { await fileSystem.listContainerRoots() }
+        blockOn { await fileSystem.listContainerRoots() }
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         let view = configuration.view
