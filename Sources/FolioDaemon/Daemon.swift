@@ -141,8 +141,14 @@ public final class Daemon: @unchecked Sendable {
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
         // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
-        // same listing), before the control socket answers that the mount is ready.
-        blockOn { await fileSystem.listContainerRoots() }
+        // same listing); the control socket answers that the mount is ready once they are, or after
+        // `rootListingWait` (a big root goes on listing in the background).
+        let rootsListed = DispatchSemaphore(value: 0)
+        Task {
+            await fileSystem.listContainerRoots()
+            rootsListed.signal()
+        }
+        _ = rootsListed.wait(timeout: .now() + Self.rootListingWait)
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         let view = configuration.view
@@ -191,6 +197,9 @@ public final class Daemon: @unchecked Sendable {
             throw error as? FolioError ?? .io("cannot open remote \(remote): \(error)")
         }
     }
+
+    /// The longest the control socket waits, at a first mount, for the container roots to be listed.
+    static let rootListingWait: DispatchTimeInterval = .seconds(5)
 
     /// The command that starts the replay helper of a mount: this very executable (`/proc/self/exe` names it
     /// even after a reinstall replaced its file) with `replay-helper`.
