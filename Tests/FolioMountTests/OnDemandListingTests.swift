@@ -46,7 +46,8 @@ final class OnDemandListingTests: MountTestCase {
     /// `folio status` shows the other folders were never listed.
     func testABigRemoteMountsAtOnceAndListsOneFolderOnly() throws {
         let before = summary
-        XCTAssertEqual(before["foldersListed"] as? Int, 1, "only the root was listed to mount: \(before)")
+        // (The root may still be listing: the mount does not wait long for it.)
+        XCTAssertLessThanOrEqual(before["foldersListed"] as? Int ?? 99, 1, "at most the root was listed: \(before)")
         XCTAssertEqual(Shell.check("ls '\(fixture.path("d042"))' | wc -l"), "\(filesPerFolder)\n")
         XCTAssertEqual(Shell.check("cat '\(fixture.path("d042/f0007.txt"))'"), "42/7\n")
         let after = summary
