@@ -12,6 +12,7 @@ private final class ScriptedRemote: UploadOnlyProvider {
         var items: [ItemID: RemoteItem] = [:]
         var anchor = 1
         var anchorExpired = false
+        var offline = false
         var changes: [RemoteChanges] = []
     }
 
@@ -29,6 +30,7 @@ private final class ScriptedRemote: UploadOnlyProvider {
         _ folder: ItemID?, in container: ContainerID, from cursor: PageCursor?, pageSize: Int
     ) async throws -> FolderPage {
         let parent = folder == ItemID.root(of: container) ? nil : folder
+        if contents.withLock({ $0.offline }) { throw FolioError.offline("unplugged") }
         let items = contents.withLock { $0.items.values.filter { $0.parentID == parent } }
         return FolderPage(items: items.sorted { $0.name < $1.name }, next: nil)
     }
@@ -169,6 +171,36 @@ final class ScopedMergeTests: XCTestCase {
             anchor: SyncAnchor("a2"), isFullEnumeration: true), in: .drive))
         XCTAssertEqual(try core.list(""), ["A", "g.txt"], "f.txt is gone, g.txt is new")
         XCTAssertEqual(try core.list("A"), [], "A is not listed: its children wait for its listing")
+    }
+
+    /// Offline, a folder that cannot be listed shows what is known; a name looked up in it fails with the offline
+    /// error only if nothing is known of it.
+    func testAFolderThatCannotBeListedShowsWhatIsKnown() async throws {
+        let core = try CoreHarness()
+        let fs = core.fileSystem
+        let remote = ScriptedRemote()
+        remote.put(folder("D", "D"))
+        remote.put(file("d1", in: ItemID("D"), "d1"))
+        fs.connect(lister: FolderLister(fileSystem: fs, provider: remote, logger: Logger(label: "test")))
+        try fs.applyFolderListing(FolioFileSystem.rootIno, items: [folder("D", "D")])
+        let d = try core.ino("D")
+        try await core.write("D/local.txt", "mine")  // made here while D was never listed
+        remote.contents.withLock { $0.offline = true }
+        let handle = try await fs.openDirectoryListing(d)
+        fs.releaseDirectory(handle)
+        XCTAssertEqual(try core.list("D"), ["local.txt"], "what is known")
+        let known = try await fs.lookupListing(parent: d, name: "local.txt")
+        XCTAssertEqual(known.ino, try core.ino("D/local.txt"))
+        do {
+            _ = try await fs.lookupListing(parent: d, name: "d1")
+            XCTFail("a name nothing is known of needs the listing")
+        } catch {
+            guard case .offline = error else { return XCTFail("expected offline, got \(error)") }
+        }
+        remote.contents.withLock { $0.offline = false }
+        let listed = try await fs.lookupListing(parent: d, name: "d1")
+        XCTAssertEqual(listed.ino, try core.ino("D/d1"))
+        XCTAssertEqual(try core.list("D"), ["d1", "local.txt"])
     }
 
     /// An expired anchor makes the poller take a new anchor and list again every listed folder; a local edit, a
