@@ -79,6 +79,11 @@ struct State: Sendable {
     /// no content state to make `failed`): the sequence of the change refused, and why. Not uploaded again while
     /// the node's `dirtySequence` is that one: until `folio retry`, a new change, or the next mount.
     var uploadsNeedingUser: [UInt64: (sequence: UInt64, reason: String)] = [:]
+    /// Folders not listed yet that appeared by a remote change since start (their creation was replayed to
+    /// watchers): their first listing is replayed too. Not persisted.
+    var foldersNewFromRemote: Set<UInt64> = []
+    /// The sync anchor of each container (``Provider/changes(in:since:)`` is asked from it), as stored.
+    var anchors: [ContainerID: SyncAnchor] = [:]
     /// Provider reachability as last seen by the services.
     var providerOnline = true
     var lastProviderError: String?

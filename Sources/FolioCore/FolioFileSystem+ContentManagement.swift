@@ -75,11 +75,13 @@ extension FolioFileSystem {
         return report
     }
 
-    /// Downloads every placeholder at or below `ino` without opening it; returns how many files and bytes
-    /// were downloaded. Stops at the first failure (`ENETDOWN` while the provider is offline).
+    /// Downloads every placeholder at or below `ino` without opening it (listing the folders below it that
+    /// were never listed first); returns how many files and bytes were downloaded. Stops at the first failure
+    /// (`ENETDOWN` while the provider is offline).
     public func download(_ ino: UInt64) async throws(FolioError) -> (files: Int, bytes: Int64) {
         try refuseVirtual(ino)
         guard let materializer else { throw .offline("no provider connected") }
+        try await listSubtree(ino)
         var files = 0
         var bytes: Int64 = 0
         for next in try placeholders(under: ino) {

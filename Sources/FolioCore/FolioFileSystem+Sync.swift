@@ -78,6 +78,10 @@ public struct FileSystemStatus: Sendable, Codable {
     /// user acts, and what is inside a folder whose create was refused. Not retried until `folio retry`, a new
     /// change or the next mount (`folio unmount --wait` does not wait for them).
     public var waitingForUser = 0
+    /// Folders whose children were listed from the provider (the working set), container roots included.
+    public var foldersListed = 0
+    /// Folders known but never listed: their children cost nothing until they are looked at.
+    public var foldersNotListed = 0
 }
 
 extension FolioFileSystem {
@@ -528,265 +532,11 @@ extension FolioFileSystem {
 
     // MARK: Remote items
 
-    /// The current upload epoch: take it before enumerating the provider and pass it to
-    /// ``applyEnumeration(of:items:epoch:)``.
+    /// The current upload epoch: take it before asking the provider and pass it to the merge
+    /// (``applyEnumeration(of:items:epoch:)``, ``applyFolderListing(_:items:epoch:)``,
+    /// ``applyChanges(_:in:epoch:)``).
     public func remoteEpoch() -> UInt64 {
         state.withLock { $0.remoteEpoch }
-    }
-
-    /// Merges a container's full enumeration into the tree: new items appear as placeholders, clean items
-    /// take the remote metadata, and clean items the remote no longer has disappear. Items with local changes
-    /// are left alone (the sync engine handles them). An enumeration taken before one of our own uploads
-    /// landed (`epoch` is no longer current) is stale and ignored: it would undo that upload. Returns whether
-    /// it was applied.
-    @discardableResult
-    public func applyEnumeration(of container: Container, items: [RemoteItem], epoch: UInt64? = nil) throws(FolioError) -> Bool {
-        let outcome = try state.withLock {
-            state throws(FolioError) -> (invalidations: [(UInt64, String?)], replays: [ReplayedChange])? in
-            if let epoch, epoch != state.remoteEpoch { return nil }
-            var batch = StoreBatch()
-            var invalidations: [(UInt64, String?)] = []
-            var replays: [ReplayedChange] = []
-            let rootIno = try containerRoot(container, batch: &batch, state: &state)
-            var conflictSeen = false
-            adoptReplacedFiles(items, container: container.id, rootIno: rootIno, batch: &batch, state: &state)
-            var pending = items.filter { !$0.kind.isLocalOnly }
-            var seen: Set<ItemID> = [ItemID.root(of: container.id)]
-            var progress = true
-            while !pending.isEmpty && progress {
-                progress = false
-                var next: [RemoteItem] = []
-                for item in pending {
-                    if state.tombstones[item.id] != nil || state.deletesInFlight.contains(item.id) { continue }
-                    let parentIno: UInt64?
-                    if let parentID = item.parentID { parentIno = state.byItemID[parentID] } else { parentIno = rootIno }
-                    guard let parentIno, seen.contains(item.parentID ?? ItemID.root(of: container.id)) else {
-                        next.append(item)
-                        continue
-                    }
-                    progress = true
-                    seen.insert(item.id)
-                    if let ino = state.byItemID[item.id], var node = state.nodes[ino] {
-                        if item.version != node.remoteVersion, state.saves.isHeld(node.itemID, now: saveNow) {
-                            // An editor's save may still make a new file take the item over from the version
-                            // this device had: the remote change waits until the save is decided (a refresh when
-                            // its window ends), then is an update or, if the item changed here, a conflict.
-                            state.remoteChangesWaitForSave = true
-                            continue
-                        }
-                        if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
-                           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
-                           node.state.hasPendingLocalVersion {
-                            // Changed on the remote and here: a conflict; the sync engine keeps both versions.
-                            state.conflictFetches.insert(node.itemID)
-                            if node.state != .conflicted {
-                                node.state = .conflicted
-                                state.nodes[ino] = node
-                                batch.upserts.append(node)
-                            }
-                            conflictSeen = true
-                            continue
-                        }
-                        // Our own metadata change may have landed unseen (its answer lost, or the daemon killed
-                        // before its outcome was stored): then the remote has exactly our time and size.
-                        let maybeOurs = state.uncertainUploads.contains(node.itemID) && item.size == node.size
-                            && item.modificationTime == node.modificationTime
-                        if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
-                           node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
-                           !state.uploadsInFlight.contains(node.itemID), !maybeOurs {
-                            // New content on the remote while only a metadata change of ours waits (a metadata
-                            // change never conflicts): the content is taken; the local name, mode and time stay,
-                            // to be sent.
-                            if let file = node.contentFile, state.openCount(ino) == 0 {
-                                discardContent(file, state: &state)
-                            }
-                            node.contentFile = nil
-                            node.state = .placeholder
-                            node.size = item.size
-                            node.remoteVersion = item.version
-                            state.nodes[ino] = node
-                            batch.upserts.append(node)
-                            invalidations.append((ino, nil))
-                            replays.append(.changed(ino: ino, content: true))
-                            continue
-                        }
-                        // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
-                        guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else {
-                            continue
-                        }
-                        let contentChanged = node.remoteVersion != item.version && node.kind == .file
-                        let moved = node.parent != parentIno || node.name != item.name
-                        if moved, state.child(parentIno, item.name) != nil { continue }
-                        let origin = (parent: node.parent, name: node.name)
-                        // (A folder's time follows its children: their own replays say enough.)
-                        let attributesChanged = node.mode != item.mode
-                            || (node.kind != .directory && node.modificationTime != item.modificationTime)
-                        if moved {
-                            yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
-                            state.children[node.parent]?[node.name] = nil
-                            invalidations.append((node.parent, node.name))
-                            node.parent = parentIno
-                            node.name = item.name
-                            state.children[parentIno, default: [:]][item.name] = ino
-                            invalidations.append((parentIno, item.name))
-                        }
-                        node.mode = item.mode
-                        if node.kind != .directory || (!node.timeDirty && !folderTimeMayBeEcho(ino, state: state)) {
-                            node.modificationTime = item.modificationTime
-                        }
-                        node.symlinkTarget = item.symlinkTarget
-                        node.remoteVersion = item.version
-                        node.container = container.id
-                        node.remoteContainer = container.id
-                        if contentChanged {
-                            if let file = node.contentFile, state.openCount(ino) == 0 {
-                                discardContent(file, state: &state)
-                            }
-                            node.contentFile = nil
-                            node.state = .placeholder
-                            node.size = item.size
-                            invalidations.append((ino, nil))
-                        }
-                        state.nodes[ino] = node
-                        batch.upserts.append(node)
-                        if moved {
-                            replays.append(.moved(
-                                ino: ino, fromParent: origin.parent, fromName: origin.name, toParent: parentIno,
-                                toName: item.name))
-                        }
-                        if contentChanged || attributesChanged {
-                            replays.append(.changed(ino: ino, content: contentChanged))
-                        }
-                    } else {
-                        if state.child(parentIno, item.name) != nil { continue }
-                        yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
-                        let node = Node(
-                            ino: state.allocateIno(), itemID: item.id, container: container.id, parent: parentIno,
-                            name: item.name, kind: item.kind, size: item.kind == .file ? item.size : 0,
-                            modificationTime: item.modificationTime, mode: item.mode, uid: configuration.defaultUID,
-                            gid: configuration.defaultGID, symlinkTarget: item.symlinkTarget,
-                            state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version,
-                            pinned: state.nodes[parentIno]?.pinned ?? false, remoteContainer: container.id)
-                        state.insert(node)
-                        batch.upserts.append(node)
-                        invalidations.append((parentIno, item.name))
-                        replays.append(.created(parent: parentIno, name: item.name, kind: item.kind))
-                    }
-                }
-                pending = next
-            }
-            // Clean items of this container that the remote no longer has.
-            let gone = state.nodes.values.filter {
-                $0.container == container.id && !seen.contains($0.itemID) && $0.remoteVersion != nil
-                    && (!$0.hasPendingUpload || ($0.waitsOnlyForTime && !state.uploadsInFlight.contains($0.itemID)))
-                    && !$0.itemID.isContainerRoot && !$0.kind.isLocalOnly
-                    && $0.state != .conflicted && (state.children[$0.ino]?.isEmpty ?? true)
-            }
-            for node in gone {
-                // References kept in a folder the remote deleted go with it (they are only pointers).
-                for name in (state.references[node.ino] ?? [:]).keys {
-                    let location = ExternalReference.Location(parent: node.ino, name: name)
-                    state.removeReference(at: location)
-                    batch.referenceDeletes.append(location)
-                }
-                for reference in state.references(to: node.itemID) {
-                    state.removeReference(at: reference.location)
-                    batch.referenceDeletes.append(reference.location)
-                    invalidations.append((reference.parent, reference.name))
-                }
-                batch.deletes.append(node.ino)
-                invalidations.append((node.parent, node.name))
-                replays.append(
-                    .removed(parent: node.parent, name: node.name, attributes: attributes(of: node, state: state)))
-                state.detach(node.ino)
-                if state.isReferenced(node.ino) {
-                    state.orphans[node.ino] = node
-                } else if let file = node.contentFile {
-                    discardContent(file, state: &state)
-                }
-            }
-            try persist(batch, state: &state)
-            if conflictSeen { keeper?.contentChanged() }
-            return (invalidations, replays)
-        }
-        guard let (invalidations, replays) = outcome else { return false }
-        if !invalidations.isEmpty { keeper?.contentChanged() }
-        if let invalidator {
-            for (ino, name) in invalidations {
-                if let name { invalidator.invalidateEntry(parent: ino, name: name) } else { invalidator.invalidateInode(ino) }
-            }
-            // Listings of the folders that changed (the kernel may cache them).
-            for parent in Set(invalidations.compactMap { $0.1 == nil ? nil : $0.0 }) {
-                invalidator.invalidateInode(parent)
-            }
-            replays.forEach(invalidator.replay)
-        }
-        return true
-    }
-
-    /// Atomic saves on the remote that the provider took for a new item (a new file renamed over the old one
-    /// while it had no record of the old one, say just after it started): a file with an id the tree does
-    /// not know, at the place of a file whose id the enumeration no longer has, is the same document, changed
-    /// (DESIGN.md §2: an atomic save keeps the item). The node takes the new id, references to it follow, and
-    /// the merge then sees a new version: an update, or a conflict if it changed here too (an upload of ours
-    /// that may have landed cannot be the new file: it would have kept the old id). Left alone: items whose
-    /// upload is running, items with a metadata change waiting (renamed or moved here: another document may
-    /// have taken the name), and items with conflict versions.
-    private func adoptReplacedFiles(
-        _ items: [RemoteItem], container: ContainerID, rootIno: UInt64, batch: inout StoreBatch, state: inout State
-    ) {
-        let listed = Set(items.map(\.id))
-        for item in items where item.kind == .file && state.byItemID[item.id] == nil {
-            let parentIno = item.parentID.map { state.byItemID[$0] } ?? rootIno
-            guard let parentIno, let ino = state.child(parentIno, item.name), var node = state.nodes[ino],
-                node.kind == .file, node.remoteVersion != nil, !node.metadataDirty,
-                (node.remoteContainer ?? node.container) == container, !listed.contains(node.itemID),
-                !state.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
-                state.tombstones[item.id] == nil, !state.deletesInFlight.contains(item.id)
-            else { continue }
-            logger.info("\(node.name) was replaced on the remote: the same document, changed (now \(item.id))")
-            let previous = node.itemID
-            state.byItemID[previous] = nil
-            state.uncertainUploads.remove(previous)
-            state.conflictFetches.remove(previous)
-            node.itemID = item.id
-            state.byItemID[item.id] = ino
-            state.nodes[ino] = node
-            batch.upserts.append(node)
-            for reference in state.references(to: previous) {
-                let followed = ExternalReference(parent: reference.parent, name: reference.name, target: item.id)
-                state.removeReference(at: reference.location)
-                state.insertReference(followed)
-                batch.referenceUpserts.append(followed)
-            }
-        }
-    }
-
-    /// A remote item takes the name a reference had: the reference (a local pointer) gives way.
-    private func yieldReference(
-        at location: ExternalReference.Location, batch: inout StoreBatch, state: inout State
-    ) {
-        guard let reference = state.removeReference(at: location) else { return }
-        logger.notice("the reference '\(reference.name)' gave way to a remote item of the same name")
-        batch.referenceDeletes.append(location)
-    }
-
-    /// The root node of a container, created on first sight: the Drive's root is the full view's root;
-    /// a public app container is a folder in it named by its display name; a private one is outside the view.
-    private func containerRoot(_ container: Container, batch: inout StoreBatch, state: inout State) throws(FolioError) -> UInt64 {
-        if container.id == .drive { return Self.rootIno }
-        let rootID = ItemID.root(of: container.id)
-        if let ino = state.byItemID[rootID] { return ino }
-        var name = container.displayName
-        if state.child(Self.rootIno, name) != nil { name = "\(container.displayName) (\(container.id))" }
-        let node = Node(
-            ino: state.allocateIno(), itemID: rootID, container: container.id,
-            parent: container.isPublic ? Self.rootIno : 0, name: name, kind: .directory,
-            modificationTime: .now(), mode: 0o755, uid: configuration.defaultUID, gid: configuration.defaultGID,
-            state: .materialized, remoteVersion: "root")
-        state.insert(node)
-        batch.upserts.append(node)
-        return node.ino
     }
 
     /// Marks the provider reachable or not (from the services).
@@ -814,11 +564,13 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
                 waiting.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
-            return FileSystemStatus(
+            var status = FileSystemStatus(
                 states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
                 failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)
+            (status.foldersListed, status.foldersNotListed) = state.nodes.folderListingCounts
+            return status
         }
     }
 

@@ -107,6 +107,7 @@ public final class FolioFileSystem: Sendable {
         var materializer: (any ContentMaterializing)?
         var keeper: (any ContentKeeping)?
         var refresher: (any RemoteRefreshing)?
+        var lister: (any FolderListing)?
         var uploader: (any UploadScheduling)?
         /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
         var invalidators: [Int: any KernelCacheInvalidator] = [:]
@@ -133,6 +134,7 @@ public final class FolioFileSystem: Sendable {
             state.nextSequence = max(state.nextSequence, tombstone.sequence + 1)
         }
         state.values = snapshot.values
+        state.anchors = snapshot.anchors
         if let writerID = snapshot.values[Self.writerKey] {
             self.writerID = writerID
         } else {
@@ -203,7 +205,7 @@ public final class FolioFileSystem: Sendable {
             let root = Node(
                 ino: Self.rootIno, itemID: .root(of: .drive), container: .drive, parent: 0, name: "",
                 kind: .directory, modificationTime: now, mode: 0o755, uid: configuration.defaultUID,
-                gid: configuration.defaultGID, state: .materialized, remoteVersion: "root")
+                gid: configuration.defaultGID, state: .materialized, remoteVersion: "root", childrenListed: false)
             var batch = StoreBatch()
             batch.upserts.append(root)
             try persist(batch, durable: true, state: &state)
@@ -371,6 +373,7 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
+        combined.anchors = batch.anchors
         // Recents go with group writes only (an empty `batch`), not with every commit.
         let writesRecents = state.virtual.lastUseUnsaved && batch.isEmpty
         if writesRecents {

@@ -10,6 +10,8 @@ public struct StoreSnapshot: Sendable {
     public var references: [ExternalReference]
     /// Conflict versions.
     public var conflicts: [ConflictVersion] = []
+    /// The sync anchor of each container: where its changes are asked from next.
+    public var anchors: [ContainerID: SyncAnchor] = [:]
 
     /// Creates a snapshot.
     public init(
@@ -43,6 +45,8 @@ public struct StoreBatch: Sendable {
     public var conflictUpserts: [ConflictVersion] = []
     /// Items whose conflict versions are all dropped.
     public var conflictDeletes: [ItemID] = []
+    /// Sync anchors to set, by container (written with the merge they belong to).
+    public var anchors: [ContainerID: SyncAnchor] = [:]
 
     /// An empty batch.
     public init() {}
@@ -51,7 +55,7 @@ public struct StoreBatch: Sendable {
     public var isEmpty: Bool {
         upserts.isEmpty && deletes.isEmpty && tombstoneUpserts.isEmpty && tombstoneDeletes.isEmpty && values.isEmpty
             && referenceUpserts.isEmpty && referenceDeletes.isEmpty
-            && conflictUpserts.isEmpty && conflictDeletes.isEmpty
+            && conflictUpserts.isEmpty && conflictDeletes.isEmpty && anchors.isEmpty
     }
 }
 

@@ -54,6 +54,11 @@ public struct Node: Hashable, Sendable, Codable {
     /// The container the provider holds the item in (differs from ``container`` while a move across
     /// containers waits for upload); `nil` if the provider has never seen it.
     public var remoteContainer: ContainerID?
+    /// A folder's children were listed from the provider (File Provider's working set): its children in the
+    /// tree are the remote's, kept current by changes since the container's anchor. A folder not listed yet is
+    /// listed when it is first looked up in or listed; a folder made here is listed by definition. Meaningless
+    /// for other kinds.
+    public var childrenListed: Bool
 
     /// Creates a node.
     public init(
@@ -62,8 +67,9 @@ public struct Node: Hashable, Sendable, Codable {
         mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, symlinkTarget: String? = nil, device: UInt64 = 0,
         state: ItemState, contentFile: String? = nil, generation: UInt64 = 0, remoteVersion: String? = nil,
         metadataDirty: Bool = false, timeDirty: Bool = false, pinned: Bool = false, xattrs: [String: [UInt8]] = [:],
-        dirtySequence: UInt64 = 0, remoteContainer: ContainerID? = nil
+        dirtySequence: UInt64 = 0, remoteContainer: ContainerID? = nil, childrenListed: Bool = true
     ) {
+        self.childrenListed = childrenListed
         self.remoteContainer = remoteContainer
         self.ino = ino
         self.itemID = itemID
@@ -105,6 +111,9 @@ public struct Node: Hashable, Sendable, Codable {
     var cachedContentSize: Int64 {
         contentFile == nil || contentFile == ContentCache.emptyVersion ? 0 : size
     }
+
+    /// Whether this is a folder whose children have to be listed from the provider before they are known.
+    public var needsListing: Bool { kind == .directory && !childrenListed && !kind.isLocalOnly }
 
     /// Whether the provider has never seen this item.
     public var needsCreate: Bool { remoteVersion == nil && !kind.isLocalOnly && !itemID.isContainerRoot }

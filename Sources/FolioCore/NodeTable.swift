@@ -11,6 +11,8 @@ struct NodeTable: Sendable {
     private(set) var stateCounts: [String: Int] = [:]
     /// Inodes whose upload failed for good.
     private(set) var failed: Set<UInt64> = []
+    /// How many folders (container roots included) are listed, and how many are not listed yet.
+    private(set) var folderListingCounts: (listed: Int, notListed: Int) = (0, 0)
 
     subscript(ino: UInt64) -> Node? {
         get { storage[ino] }
@@ -50,6 +52,13 @@ struct NodeTable: Sendable {
 
     /// Adds `delta` to the counts of `node`'s state.
     private mutating func count(_ node: Node?, _ delta: Int) {
+        if let node, node.kind == .directory {
+            if node.childrenListed {
+                folderListingCounts.listed += delta
+            } else {
+                folderListingCounts.notListed += delta
+            }
+        }
         guard let node, !node.itemID.isContainerRoot else { return }
         stateCounts[node.state.name, default: 0] += delta
         if stateCounts[node.state.name] == 0 { stateCounts[node.state.name] = nil }

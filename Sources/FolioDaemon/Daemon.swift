@@ -115,7 +115,9 @@ public final class Daemon: @unchecked Sendable {
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
             push: configuration.push)
-        _ = blockOn { await poller.refresh() }
+        // Ready once the containers are known: folders are listed when they are first looked at.
+        _ = blockOn { await poller.start() }
+        fileSystem.connect(lister: FolderLister(fileSystem: fileSystem, provider: provider, logger: logger))
 
         let mount = FUSEMount(
             fileSystem: fileSystem,
@@ -138,6 +140,15 @@ public final class Daemon: @unchecked Sendable {
         fileSystem.connect(refresher: poller)
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
+        // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
+        // same listing); the control socket answers that the mount is ready once they are, or after
+        // `rootListingWait` (a big root goes on listing in the background).
+        let rootsListed = DispatchSemaphore(value: 0)
+        Task {
+            await fileSystem.listContainerRoots()
+            rootsListed.signal()
+        }
+        _ = rootsListed.wait(timeout: .now() + Self.rootListingWait)
 
         let canonicalMountpoint = RuntimePaths.canonical(configuration.mountpoint.string)
         let view = configuration.view
@@ -189,6 +200,9 @@ public final class Daemon: @unchecked Sendable {
             throw error as? FolioError ?? .io("cannot open remote \(remote): \(error)")
         }
     }
+
+    /// The longest the control socket waits, at a first mount, for the container roots to be listed.
+    static let rootListingWait: DispatchTimeInterval = .seconds(5)
 
     /// The command that starts the replay helper of a mount: this very executable (`/proc/self/exe` names it
     /// even after a reinstall replaced its file) with `replay-helper`.

@@ -30,8 +30,21 @@ enum FUSEOperations {
                 reply, mount, script, parent: mount.coreIno(parent), name: name) {
                 return
             }
+            let folder = mount.coreIno(parent)
+            if mount.fileSystem.needsListing(folder) {
+                // A folder never listed: its children are listed from the provider first.
+                Task {
+                    do {
+                        var entry = mount.entry(try await mount.fileSystem.lookupListing(parent: folder, name: name))
+                        reply.answer { fuse_reply_entry($0, &entry) }
+                    } catch {
+                        reply.fail(error)
+                    }
+                }
+                return
+            }
             FUSEOperations.replyEntry(reply, mount) {
-                try mount.fileSystem.lookup(parent: mount.coreIno(parent), name: name)
+                try mount.fileSystem.lookup(parent: folder, name: name)
             }
         }
         ops.forget = { request, ino, count in
@@ -391,16 +404,28 @@ enum FUSEOperations {
         ops.opendir = { request, ino, fileInfo in
             let mount = FUSEMount.from(request)
             let reply = Reply(request!, "opendir", logger: mount.logger)
-            var info = fileInfo!.pointee
+            let folder = mount.coreIno(ino)
+            let info = FileInfo(fileInfo!.pointee)
+            // The kernel may keep listings: it drops them itself when the folder changes through the mount, and
+            // the notifier invalidates the folder when the remote changes it. Virtual folders change without
+            // either, so they are listed afresh each time.
+            let cacheable = !mount.fileSystem.isVirtualFolder(folder)
+            if mount.fileSystem.needsListing(folder) {
+                // A folder never listed: its children are listed from the provider first.
+                Task {
+                    do {
+                        var value = info.directory(handle: try await mount.fileSystem.openDirectoryListing(folder),
+                                                   cacheable: cacheable)
+                        reply.answer { _ = fuse_reply_open($0, &value) }
+                    } catch {
+                        reply.fail(error)
+                    }
+                }
+                return
+            }
             do {
-                info.fh = try mount.fileSystem.openDirectory(mount.coreIno(ino))
-                // The kernel may keep listings: it drops them itself when the folder changes through the
-                // mount, and the notifier invalidates the folder when the remote changes it. Virtual folders
-                // change without either, so they are listed afresh each time.
-                let cacheable = !mount.fileSystem.isVirtualFolder(mount.coreIno(ino))
-                info.cache_readdir = cacheable ? 1 : 0
-                info.keep_cache = cacheable ? 1 : 0
-                reply.answer { _ = fuse_reply_open($0, &info) }
+                var value = info.directory(handle: try mount.fileSystem.openDirectory(folder), cacheable: cacheable)
+                reply.answer { _ = fuse_reply_open($0, &value) }
             } catch {
                 reply.fail(error)
             }
@@ -585,13 +610,23 @@ enum FUSEOperations {
     }
 }
 
-/// A copy of `fuse_file_info` that outlives the callback, for a deferred `fuse_reply_open`.
+/// A copy of `fuse_file_info` that outlives the callback, for a deferred `fuse_reply_open` (of a file or a
+/// folder).
 struct FileInfo: @unchecked Sendable {
     private let raw: fuse_file_info
 
     init(_ raw: fuse_file_info) { self.raw = raw }
 
     var flags: Int32 { raw.flags }
+
+    /// The answer to an `opendir` with the listing `handle`.
+    func directory(handle: UInt64, cacheable: Bool) -> fuse_file_info {
+        var info = raw
+        info.fh = handle
+        info.cache_readdir = cacheable ? 1 : 0
+        info.keep_cache = cacheable ? 1 : 0
+        return info
+    }
 
     func value(for opened: OpenedFile) -> fuse_file_info {
         var info = raw

@@ -1,7 +1,7 @@
 import FolioCore
 
 extension Node {
-    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–29, in ``StoreSchema/nodeColumns``
+    /// Binds the node's values to ``StoreSchema/upsertNode`` (parameters 1–30, in ``StoreSchema/nodeColumns``
     /// order).
     func bind(to statement: StoreStatement) {
         let state = state.storeColumns
@@ -36,6 +36,7 @@ extension Node {
         statement.bind(27, Int64(bitPattern: dirtySequence))
         statement.bind(28, remoteContainer?.rawValue)
         statement.bind(29, Int64(bitPattern: device))
+        statement.bind(30, childrenListed)
     }
 
     /// Decodes the current row of ``StoreSchema/selectNodes``. Throws (never traps) on a row this build cannot
@@ -97,5 +98,6 @@ extension Node {
             remoteContainer: row.optionalText(27).map(ContainerID.init(rawValue:))
         )
         device = UInt64(bitPattern: row.optionalInteger(28) ?? 0)
+        childrenListed = (row.optionalInteger(29) ?? 1) != 0
     }
 }

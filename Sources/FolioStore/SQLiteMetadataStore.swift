@@ -120,6 +120,12 @@ public final class SQLiteMetadataStore: MetadataStore {
                             nanoseconds: try conflicts.integer(4, "a conflict version", "mtime_ns")),
                         contentFile: try conflicts.text(5, "a conflict version", "content_file")))
                 }
+                let anchors = try StoreStatement(db, StoreSchema.selectAnchors)
+                defer { anchors.reset() }
+                while try anchors.next() {
+                    let container = ContainerID(try anchors.text(0, "an anchor", "container"))
+                    snapshot.anchors[container] = SyncAnchor(try anchors.text(1, "an anchor", "anchor"))
+                }
                 let references = try StoreStatement(db, StoreSchema.selectReferences)
                 defer { references.reset() }
                 while try references.next() {
@@ -137,7 +143,7 @@ public final class SQLiteMetadataStore: MetadataStore {
     /// Applies `batch` in one write transaction: all of it or, if anything fails, none of it.
     ///
     /// Within the transaction the parts run in this order: node upserts, node deletes, tombstone upserts,
-    /// tombstone deletes, values, reference upserts, reference deletes — so a node (or tombstone) listed both as
+    /// tombstone deletes, values, anchors, reference upserts, reference deletes — so a node (or tombstone) listed both as
     /// upserted and deleted ends up deleted.
     /// With `durable: true` the commit is fsynced before this returns (see the type's documentation); an empty
     /// durable batch checkpoints the WAL, which makes every earlier commit durable.
@@ -222,6 +228,18 @@ public final class SQLiteMetadataStore: MetadataStore {
                     try statement.execute()
                 } catch {
                     throw FolioError.store(error, "cannot write value '\(key)' to \(path)")
+                }
+            }
+        }
+        if !batch.anchors.isEmpty {
+            let statement = try StoreStatement(db, StoreSchema.upsertAnchor)
+            for (container, anchor) in batch.anchors {
+                statement.bind(1, container.rawValue)
+                statement.bind(2, anchor.rawValue)
+                do {
+                    try statement.execute()
+                } catch {
+                    throw FolioError.store(error, "cannot write the sync anchor of \(container) to \(path)")
                 }
             }
         }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
     /// written by a newer Folio and is refused.
-    static let version: Int = 4
+    static let version: Int = 5
 
     /// The migrations, in order. Add new ones at the end; never edit a shipped one.
     static func makeMigrator() -> DatabaseMigrator {
@@ -91,6 +91,18 @@ enum StoreSchema {
                 PRAGMA user_version = 4;
                 """)
         }
+        // Folders are listed on demand (a store from before was listed whole: every folder is listed), and each
+        // container's changes are asked for since an anchor.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: """
+                ALTER TABLE node ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;
+                CREATE TABLE anchor (
+                    container TEXT PRIMARY KEY NOT NULL,
+                    anchor TEXT NOT NULL
+                );
+                PRAGMA user_version = 5;
+                """)
+        }
         return migrator
     }
 
@@ -98,12 +110,12 @@ enum StoreSchema {
     static let nodeColumns = """
         ino, item_id, container, parent, name, kind, size, mtime_s, mtime_ns, ctime_s, ctime_ns, atime_s, \
         atime_ns, mode, uid, gid, symlink_target, state, state_generation, state_reason, content_file, generation, \
-        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence, remote_container, device
+        remote_version, metadata_dirty, pinned, xattrs, dirty_sequence, remote_container, device, listed
         """
 
-    /// Inserts or replaces one node (29 arguments, in ``nodeColumns`` order).
+    /// Inserts or replaces one node (30 arguments, in ``nodeColumns`` order).
     static let upsertNode = "INSERT OR REPLACE INTO node (\(nodeColumns)) VALUES ("
-        + Array(repeating: "?", count: 29).joined(separator: ", ") + ")"
+        + Array(repeating: "?", count: 30).joined(separator: ", ") + ")"
 
     /// Deletes one node by inode number.
     static let deleteNode = "DELETE FROM node WHERE ino = ?"
@@ -145,6 +157,12 @@ enum StoreSchema {
     /// Reads every conflict version.
     static let selectConflicts =
         "SELECT item_id, remote_version, size, mtime_s, mtime_ns, content_file FROM conflict_version"
+
+    /// Sets the sync anchor of one container.
+    static let upsertAnchor = "INSERT OR REPLACE INTO anchor (container, anchor) VALUES (?, ?)"
+
+    /// Reads every sync anchor.
+    static let selectAnchors = "SELECT container, anchor FROM anchor"
 
     /// Reads every named value.
     static let selectValues = "SELECT key, value FROM value"

@@ -94,8 +94,22 @@ public final class ContentKeeper: ContentKeeping {
         }
     }
 
-    /// Downloads every pinned placeholder, one at a time (they wait behind nothing an open needs).
+    /// Downloads every pinned placeholder, one at a time (they wait behind nothing an open needs), once the
+    /// pinned folders are listed (folder by folder: a listed folder's new subfolders are pinned and listed next).
     private func downloadPinnedItems() async {
+        var folders = fileSystem.pinnedFoldersToList()
+        while !folders.isEmpty {
+            for ino in folders {
+                if Task.isCancelled { return }
+                do {
+                    try await fileSystem.ensureListed(ino)
+                } catch {
+                    logger.warning("cannot list pinned folder \(ino) now, will retry: \(error)")
+                    return
+                }
+            }
+            folders = fileSystem.pinnedFoldersToList()
+        }
         for ino in fileSystem.pinnedPlaceholders() {
             if Task.isCancelled { return }
             do {

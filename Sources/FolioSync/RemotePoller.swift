@@ -1,9 +1,11 @@
 import FolioCore
 import Logging
+import Synchronization
 
-/// Brings the provider's containers into the tree: once at start, then whenever the provider pushes a change
-/// notification (the local provider does, with inotify), and every `interval` in any case (a full enumeration
-/// per container).
+/// Brings remote changes into the tree: the containers at start (``start()``), then, whenever the provider
+/// pushes a change notification (the local provider does, with inotify) and every `interval` in any case, the
+/// changes of each container since its sync anchor (``Provider/changes(in:since:)``): work in proportion to what
+/// changed. An expired anchor makes a resync of what the tree lists.
 public final class RemotePoller: RemoteRefreshing {
     private let fileSystem: FolioFileSystem
     private let provider: any Provider
@@ -11,6 +13,10 @@ public final class RemotePoller: RemoteRefreshing {
     private let interval: Duration?
     private let push: Bool
     private let wake = WakeSignal()
+    /// Containers whose anchor expired (or was never kept while folders were listed): listed again next time.
+    private let resyncs = Mutex<Set<ContainerID>>([])
+    /// Whether ``start()`` brought every container's changes in.
+    private let started = Mutex(false)
 
     /// How often a provider without push is polled by default: remote changes show within about this time.
     public static let defaultInterval: Duration = .seconds(1)
@@ -29,34 +35,128 @@ public final class RemotePoller: RemoteRefreshing {
         self.push = push
     }
 
-    /// Enumerates every container once and merges it into the tree. Returns false (and logs) if the provider
-    /// could not be reached, or if an enumeration raced with our own uploads and was set aside (the caller
-    /// refreshes again soon); the tree then shows what the store remembers.
+    /// Brings the containers in (their roots, and an anchor for each container that has none) and the changes
+    /// since the anchors kept from before (work in proportion to what changed while no daemon ran): what the
+    /// mount needs to appear; no folder is listed (they are when first looked at), and a resync waits for the
+    /// background. Returns false (and logs) if the provider could not be reached: the tree then shows what the
+    /// store remembers.
+    @discardableResult
+    public func start() async -> Bool {
+        do {
+            // (Containers anchored before this start: the others have no changes to bring.)
+            let anchored = Set(try await provider.listContainers().map(\.id).filter {
+                fileSystem.anchor(of: $0) != nil
+            })
+            for container in try await registerContainers() where anchored.contains(container) {
+                if resyncs.withLock({ $0.contains(container) }) { continue }
+                if try await !pullChanges(container, resyncing: false) { return false }
+            }
+            fileSystem.recordProviderReachability(online: true, error: nil)
+            started.withLock { $0 = true }
+            return true
+        } catch {
+            recordFailure(error)
+            return false
+        }
+    }
+
+    /// Asks the provider for each container's changes since its anchor and merges them (a container whose
+    /// anchor expired is resynced: every listed folder is listed again, keeping every local change). Returns
+    /// false (and logs) if the provider could not be reached, or if an answer raced with our own uploads and
+    /// was set aside without advancing the anchor (the caller refreshes again soon).
     @discardableResult
     public func refresh() async -> Bool {
         do {
-            let containers = try await provider.listContainers()
             var complete = true
-            for container in containers.sorted(by: { $0.id == .drive && $1.id != .drive }) {
-                let epoch = fileSystem.remoteEpoch()
-                let (items, _) = try await provider.enumerateSubtree(in: container.id)
-                if try !fileSystem.applyEnumeration(of: container, items: items, epoch: epoch) {
-                    logger.debug("enumeration of \(container.id) raced with our own uploads; retrying shortly")
+            for container in try await registerContainers() {
+                let resync = resyncs.withLock { $0.contains(container) }
+                if try await !(resync ? self.resync(container) : pullChanges(container)) {
+                    logger.debug("changes of \(container) raced with our own uploads; retrying shortly")
                     complete = false
                 }
             }
             fileSystem.recordProviderReachability(online: true, error: nil)
             return complete
         } catch {
-            let folioError = error as? FolioError ?? .io("\(error)")
-            if case .offline = folioError {
-                logger.warning("provider offline: \(folioError)")
-                fileSystem.recordProviderReachability(online: false, error: folioError.description)
-            } else {
-                logger.error("cannot enumerate the provider: \(folioError)")
-                fileSystem.recordProviderReachability(online: true, error: folioError.description)
-            }
+            recordFailure(error)
             return false
+        }
+    }
+
+    /// Lists the containers and registers them with the core (roots; anchors taken for containers without one,
+    /// before any of their folders is listed). Returns the container ids, the Drive first.
+    private func registerContainers() async throws -> [ContainerID] {
+        let containers = try await provider.listContainers().sorted { $0.id == .drive && $1.id != .drive }
+        var entries: [(Container, SyncAnchor?)] = []
+        for container in containers {
+            let anchor = fileSystem.anchor(of: container.id) == nil
+                ? try await provider.currentAnchor(in: container.id) : nil
+            entries.append((container, anchor))
+        }
+        let resync = try fileSystem.registerContainers(entries)
+        if !resync.isEmpty {
+            logger.notice("no sync anchor was kept for \(resync): listing again what is known")
+            resyncs.withLock { $0.formUnion(resync) }
+        }
+        return containers.map(\.id)
+    }
+
+    /// Merges the changes of `container` since its anchor, as many change sets as the provider has. Returns
+    /// false if one raced with our own uploads (set aside, the anchor not advanced), or if the anchor expired and
+    /// `resyncing` is false (the resync is left for the next refresh).
+    private func pullChanges(_ container: ContainerID, resyncing: Bool = true) async throws -> Bool {
+        while let anchor = fileSystem.anchor(of: container) {
+            let epoch = fileSystem.remoteEpoch()
+            let changes: RemoteChanges
+            do {
+                changes = try await provider.changes(in: container, since: anchor)
+            } catch {
+                guard case .anchorExpired(let reason) = FolioError(error) else { throw error }
+                logger.notice("the sync anchor of \(container) expired (\(reason)): listing again what is known")
+                resyncs.withLock { _ = $0.insert(container) }
+                return resyncing ? try await resync(container) : false
+            }
+            guard try fileSystem.applyChanges(changes, in: container, epoch: epoch) else { return false }
+            if !changes.moreComing { return true }
+        }
+        return true
+    }
+
+    /// Takes a new anchor of `container`, then lists again every folder of it the tree lists (local changes
+    /// stay: the merge never takes anything from an item that waits for upload), then stores the anchor.
+    /// Returns false if a listing raced with our own uploads (the resync is taken again later).
+    private func resync(_ container: ContainerID) async throws -> Bool {
+        let anchor = try await provider.currentAnchor(in: container)
+        for ino in fileSystem.listedFolders(in: container) {
+            guard let node = fileSystem.node(ino) else { continue }
+            let epoch = fileSystem.remoteEpoch()
+            let items: [RemoteItem]
+            do {
+                items = try await provider.enumerateWholeFolder(
+                    node.itemID.isContainerRoot ? nil : node.itemID, in: container)
+            } catch {
+                // Gone: the listing of its parent (earlier) took it away, or keeps it for its local changes.
+                if case .notFound = FolioError(error) { continue }
+                if case .notDirectory = FolioError(error) { continue }
+                throw error
+            }
+            guard try fileSystem.applyFolderListing(ino, items: items, epoch: epoch) else { return false }
+        }
+        try fileSystem.recordAnchor(anchor, for: container)
+        resyncs.withLock { _ = $0.remove(container) }
+        logger.info("resynced \(container)")
+        return true
+    }
+
+    /// Logs a provider failure and records reachability.
+    private func recordFailure(_ error: any Error) {
+        let folioError = FolioError(error)
+        if case .offline = folioError {
+            logger.warning("provider offline: \(folioError)")
+            fileSystem.recordProviderReachability(online: false, error: folioError.description)
+        } else {
+            logger.error("cannot enumerate the provider: \(folioError)")
+            fileSystem.recordProviderReachability(online: true, error: folioError.description)
         }
     }
 
@@ -73,6 +173,8 @@ public final class RemotePoller: RemoteRefreshing {
         }
         var retryPause = Self.retryPause
         defer { listener.cancel() }
+        // What start() left (a resync, or all of it when the provider failed): at once.
+        if !resyncs.withLock({ $0.isEmpty }) || !started.withLock({ $0 }) { wake.signal() }
         while !Task.isCancelled {
             await wake.wait(upTo: interval)
             if Task.isCancelled { return }

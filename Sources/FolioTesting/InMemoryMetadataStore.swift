@@ -30,6 +30,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             snapshot.nodes = Array(nodes.values)
             snapshot.tombstones = Array(tombstones.values)
             snapshot.values.merge(batch.values) { $1 }
+            snapshot.anchors.merge(batch.anchors) { $1 }
             var references = Dictionary(uniqueKeysWithValues: snapshot.references.map { ($0.location, $0) })
             for reference in batch.referenceUpserts { references[reference.location] = reference }
             for location in batch.referenceDeletes { references[location] = nil }

@@ -42,6 +42,7 @@ struct StatusCommand: ParsableCommand {
             print("uploads:  \(summary.pendingUploads) pending\(needYou), \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             print("items:    \(states.joined(separator: ", "))")
+            print("folders:  \(summary.foldersListed) listed, \(summary.foldersNotListed) not listed yet")
             // Retried by themselves, then those that need the user.
             for waiting in summary.waiting { print("WAITING:  \(waiting)") }
             for failure in summary.failures { print("FAILED:   \(failure)") }

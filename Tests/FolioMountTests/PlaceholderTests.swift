@@ -83,6 +83,8 @@ final class PlaceholderTests: MountTestCase {
 
     func testFailedDownloadFailsOpenAndKeepsPlaceholder() throws {
         let small = fixture.path("docs/small.txt")
+        // The folder is listed first (folders are listed on demand): the placeholder is known, only its download fails.
+        Shell.check("ls '\(fixture.path("docs"))'")
         try fixture.simulateNetwork(#"{"errorRate": 1.0}"#)
         let failed = Shell.run("cat '\(small)'")
         XCTAssertNotEqual(failed.status, 0)

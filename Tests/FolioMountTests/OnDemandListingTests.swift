@@ -1,0 +1,89 @@
+import Foundation
+import XCTest
+
+/// Issue 14 "Enumeration on demand": a mount is ready once the containers are known; a folder's children are
+/// listed when the folder is first looked up in or listed, and only then; remote changes come by anchor and reach
+/// listed folders however deep and however big the remote.
+final class OnDemandListingTests: MountTestCase {
+    override var mountArguments: [String] { ["--poll-interval", "600"] }
+
+    /// Folders on the remote (`d000`…), and files in each. (Kept small while the local provider lists a folder
+    /// with a scan of its whole container: with a provider that lists one folder at a time, 200 × 500 costs the
+    /// same here.)
+    private var folders: Int { name.contains("Big") ? 200 : 40 }
+    private var filesPerFolder: Int { 25 }
+
+    override func prepareRemote() throws {
+        // Generated directly on the remote (a small python loop: no ids yet, the provider gives them).
+        let script = """
+            import os, sys
+            root, folders, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+            for f in range(folders):
+                d = os.path.join(root, "d%03d" % f)
+                os.mkdir(d)
+                for i in range(files):
+                    with open(os.path.join(d, "f%04d.txt" % i), "w") as out:
+                        out.write("%d/%d\\n" % (f, i))
+            deep = os.path.join(root, "d007", "a", "b", "c")
+            os.makedirs(deep)
+            with open(os.path.join(deep, "old.txt"), "w") as out:
+                out.write("old\\n")
+            """
+        let path = fixture.root + "/generate.py"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        Shell.check("python3 '\(path)' '\(fixture.remotePath(""))' \(folders) \(filesPerFolder)", timeout: 300)
+        if name.contains("Big") {
+            // Every provider call takes 300 ms: a walk of the whole remote (one call per folder) would take a
+            // minute, more than the mount's budget; listing on demand takes a few calls.
+            try fixture.simulateNetwork(#"{"latencyMilliseconds": 300}"#)
+        }
+    }
+
+    private var summary: [String: Any] { fixture.status()["summary"] as? [String: Any] ?? [:] }
+
+    /// 200 folders behind a slow link (a walk of the whole remote, folder by folder, would not fit in the mount's
+    /// budget): the mount comes up at once with the root listed, listing one folder lists that folder only, and
+    /// `folio status` shows the other folders were never listed.
+    func testABigRemoteMountsAtOnceAndListsOneFolderOnly() throws {
+        let before = summary
+        // (The root may still be listing: the mount does not wait long for it.)
+        XCTAssertLessThanOrEqual(before["foldersListed"] as? Int ?? 99, 1, "at most the root was listed: \(before)")
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d042"))' | wc -l"), "\(filesPerFolder)\n")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d042/f0007.txt"))'"), "42/7\n")
+        let after = summary
+        XCTAssertEqual(after["foldersListed"] as? Int, 2, "the root and d042 only: \(after)")
+        XCTAssertEqual(after["foldersNotListed"] as? Int, folders - 1, "every other folder: \(after)")
+        XCTAssertEqual(Shell.check("ls '\(fixture.mountpoint)' | grep -c '^d'"), "\(folders)\n")
+        // What was listed is kept: after a restart nothing is listed again before it is looked at.
+        fixture.stop()
+        try fixture.start()
+        XCTAssertEqual(summary["foldersListed"] as? Int, 2)
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d042"))' | wc -l"), "\(filesPerFolder)\n")
+    }
+
+    /// A file created, and one edited, four folders down in a big tree reach the mount and its inotify watchers;
+    /// folders nobody looked at stay unlisted meanwhile.
+    func testAChangeDeepInTheTreeReachesTheMountAndInotify() throws {
+        let deep = "d007/a/b/c"
+        XCTAssertEqual(Shell.check("ls '\(fixture.path(deep))'"), "old.txt\n")
+        let watcher = try InotifyWatcher(
+            ["--format", "%e %w%f", fixture.path(deep)], base: fixture.mountpoint, directory: fixture.root)
+        addTeardownBlock { watcher.stop() }
+
+        Shell.check("echo new > '\(fixture.remotePath(deep + "/new.txt"))'")
+        watcher.expect("CREATE \(deep)/new.txt", "a file created deep on the remote")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path(deep + "/new.txt"))'"), "new\n")
+
+        Shell.check("echo edited > '\(fixture.remotePath(deep + "/old.txt"))'")
+        watcher.expect("an edit deep on the remote") { event in
+            let kinds = event.split(separator: " ").first?.split(separator: ",") ?? []
+            return event.hasSuffix(" \(deep)/old.txt")
+                && kinds.contains { ["MODIFY", "CLOSE_WRITE", "ATTRIB"].contains(String($0)) }
+        }
+        XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+            Shell.run("cat '\(self.fixture.path(deep + "/old.txt"))'").stdout == "edited\n"
+        })
+        // Root, d007, a, b, c: nothing else was listed.
+        XCTAssertEqual(summary["foldersListed"] as? Int, 5, "\(summary)")
+    }
+}
