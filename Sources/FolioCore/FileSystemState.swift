@@ -82,6 +82,13 @@ struct State: Sendable {
     /// Folders not listed yet that appeared by a remote change since start (their creation was replayed to
     /// watchers): their first listing is replayed too. Not persisted.
     var foldersNewFromRemote: Set<UInt64> = []
+    /// Folders listed by an earlier run of the daemon: the remote may have changed by hand while no daemon ran
+    /// (where no change journal saw it), so each is listed again when first looked at in this run.
+    var unconfirmedListings: Set<UInt64> = []
+    /// Items whose remote state is taken again outside any change set, by container: a delete of ours the remote
+    /// refused because the item changed there (that change may have come by while the delete waited, and been
+    /// passed over then).
+    var itemsToTakeAgain: [ItemID: ContainerID] = [:]
     /// The sync anchor of each container (``Provider/changes(in:since:)`` is asked from it), as stored.
     var anchors: [ContainerID: SyncAnchor] = [:]
     /// Provider reachability as last seen by the services.

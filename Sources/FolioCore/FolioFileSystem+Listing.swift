@@ -23,17 +23,24 @@ extension FolioFileSystem {
 
     var lister: (any FolderListing)? { hooks.withLock { $0.lister } }
 
-    /// Whether `ino` is a folder whose children have to be listed from the provider before they are known (and a
-    /// lister is connected to do it).
+    /// Whether `ino` is a folder whose children have to be listed from the provider before they are known, or
+    /// listed again (a listing of an earlier run of the daemon: changes made by hand while no daemon ran are not
+    /// in any change journal), and a lister is connected to do it.
     public func needsListing(_ ino: UInt64) -> Bool {
         guard lister != nil else { return false }
-        return state.withLock { $0.nodes[ino]?.needsListing ?? false }
+        return state.withLock { Self.needsListing(ino, state: $0) }
+    }
+
+    /// ``needsListing(_:)`` under the state lock.
+    private static func needsListing(_ ino: UInt64, state: borrowing State) -> Bool {
+        guard let node = state.nodes[ino] else { return false }
+        return node.needsListing || state.unconfirmedListings.contains(ino)
     }
 
     /// Where the folder `ino` is on the provider, if it still needs listing (`nil`: gone, or listed already).
     public func listingTarget(_ ino: UInt64) -> ListingTarget? {
         state.withLock { state in
-            guard let node = state.nodes[ino], node.needsListing else { return nil }
+            guard let node = state.nodes[ino], Self.needsListing(ino, state: state) else { return nil }
             let container = node.remoteContainer ?? node.container
             return ListingTarget(container: container, folder: node.itemID.isContainerRoot ? nil : node.itemID)
         }

@@ -56,6 +56,7 @@ extension FolioFileSystem {
             let container = node.remoteContainer ?? node.container
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
+            state.unconfirmedListings.remove(folder)
             let firstListing = !node.childrenListed
             if firstListing {
                 node.childrenListed = true
@@ -101,6 +102,30 @@ extension FolioFileSystem {
                 changes.updated, container: container, rootIno: rootIno, scope: scope, batch: &batch, state: &state)
         } applied: { state in
             state.anchors[container] = changes.anchor
+        }
+    }
+
+    /// The items whose remote state has to be taken again, outside any change set (a delete of ours the remote
+    /// refused: the item changed there), with their containers.
+    public func itemsToTakeAgain() -> [(id: ItemID, container: ContainerID)] {
+        state.withLock { state in state.itemsToTakeAgain.map { (id: $0.key, container: $0.value) } }
+    }
+
+    /// Merges the remote state of one item taken again (``itemsToTakeAgain()``): `item` `nil` if the remote no
+    /// longer has it. The anchor stays as it is. Set aside (false) if it raced with our own uploads (`epoch`).
+    @discardableResult
+    public func applyItemTakenAgain(
+        _ item: RemoteItem?, id: ItemID, in container: ContainerID, epoch: UInt64? = nil
+    ) throws(FolioError) -> Bool {
+        try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
+            guard let item,
+                let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            else { return MergeOutcome() }
+            return mergeRemote(
+                [item], container: container, rootIno: rootIno, scope: .changes(deleted: []), batch: &batch,
+                state: &state)
+        } applied: { state in
+            state.itemsToTakeAgain[id] = nil
         }
     }
 
@@ -295,6 +320,7 @@ extension FolioFileSystem {
         let moved = node.parent != parentIno || node.name != item.name
         if moved, state.child(parentIno, item.name) != nil { return }
         let origin = (parent: node.parent, name: node.name)
+        let unmerged = node
         // (A folder's time follows its children: their own replays say enough.)
         let attributesChanged = node.mode != item.mode
             || (node.kind != .directory && node.modificationTime != item.modificationTime)
@@ -324,8 +350,11 @@ extension FolioFileSystem {
             node.size = item.size
             outcome.invalidations.append((ino, nil))
         }
-        state.nodes[ino] = node
-        batch.upserts.append(node)
+        // Written only when something changed: a listing of a thousand unchanged children writes no row.
+        if node != unmerged {
+            state.nodes[ino] = node
+            batch.upserts.append(node)
+        }
         if moved {
             outcome.replays.append(.moved(
                 ino: ino, fromParent: origin.parent, fromName: origin.name, toParent: parentIno, toName: item.name))

@@ -401,13 +401,14 @@ extension FolioFileSystem {
                 resendFolderTimes(changedBy: tombstone.itemID, state: &state)
             }
             if case .failure(.conflict(let reason)) = result {
-                // Deleted here, changed on the remote: the remote version is kept (the next enumeration
-                // brings it back); a delete never destroys a change nobody here has seen.
+                // Deleted here, changed on the remote: the remote version is kept (the poller takes the item
+                // again and brings it back); a delete never destroys a change nobody here has seen.
                 logger.warning("not deleting \(tombstone.itemID) on the remote, it changed there: \(reason)")
                 var batch = StoreBatch()
                 batch.tombstoneDeletes.append(tombstone.itemID)
                 if (try? persist(batch, state: &state)) != nil {
                     state.tombstones[tombstone.itemID] = nil
+                    state.itemsToTakeAgain[tombstone.itemID] = tombstone.container
                     removed = true
                     refresher?.refreshSoon()
                 }

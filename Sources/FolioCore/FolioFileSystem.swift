@@ -128,6 +128,9 @@ public final class FolioFileSystem: Sendable {
         state.saves = SaveTracker(window: configuration.saveWindow)
         for node in snapshot.nodes {
             state.insert(node)
+            if node.kind == .directory, node.childrenListed, !node.needsCreate {
+                state.unconfirmedListings.insert(node.ino)
+            }
         }
         for tombstone in snapshot.tombstones {
             state.tombstones[tombstone.itemID] = tombstone

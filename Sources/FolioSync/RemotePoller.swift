@@ -75,6 +75,7 @@ public final class RemotePoller: RemoteRefreshing {
                     complete = false
                 }
             }
+            if try await !takeItemsAgain() { complete = false }
             fileSystem.recordProviderReachability(online: true, error: nil)
             return complete
         } catch {
@@ -120,6 +121,24 @@ public final class RemotePoller: RemoteRefreshing {
             if !changes.moreComing { return true }
         }
         return true
+    }
+
+    /// Asks the provider for the items the core has to take again (a delete of ours the remote refused: the
+    /// item changed there, and comes back) and merges them. Returns false if one raced with our own uploads.
+    private func takeItemsAgain() async throws -> Bool {
+        var complete = true
+        for (id, container) in fileSystem.itemsToTakeAgain() {
+            let epoch = fileSystem.remoteEpoch()
+            let item: RemoteItem?
+            do {
+                item = try await provider.item(id, in: container)
+            } catch {
+                guard case .notFound = FolioError(error) else { throw error }
+                item = nil
+            }
+            if try !fileSystem.applyItemTakenAgain(item, id: id, in: container, epoch: epoch) { complete = false }
+        }
+        return complete
     }
 
     /// Takes a new anchor of `container`, then lists again every folder of it the tree lists (local changes

@@ -7,11 +7,9 @@ import XCTest
 final class OnDemandListingTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
-    /// Folders on the remote (`d000`…), and files in each. (Kept small while the local provider lists a folder
-    /// with a scan of its whole container: with a provider that lists one folder at a time, 200 × 500 costs the
-    /// same here.)
+    /// Folders on the remote (`d000`…), and files in each: 100,000 files in the big remote.
     private var folders: Int { name.contains("Big") ? 200 : 40 }
-    private var filesPerFolder: Int { 25 }
+    private var filesPerFolder: Int { name.contains("Big") ? 500 : 25 }
 
     override func prepareRemote() throws {
         // Generated directly on the remote (a small python loop: no ids yet, the provider gives them).
@@ -85,5 +83,40 @@ final class OnDemandListingTests: MountTestCase {
         })
         // Root, d007, a, b, c: nothing else was listed.
         XCTAssertEqual(summary["foldersListed"] as? Int, 5, "\(summary)")
+    }
+
+    /// An anchor the provider can no longer answer for (its change journal deleted) makes the mount list again
+    /// the folders it had listed: what was changed by hand meanwhile shows, and every local change made while the
+    /// remote was out of reach is kept and uploaded afterwards.
+    func testAnExpiredAnchorResyncsTheListedFoldersAndKeepsLocalChanges() throws {
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d001"))' | wc -l"), "\(filesPerFolder)\n")
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d002"))' | wc -l"), "\(filesPerFolder)\n")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d001/f0003.txt"))'"), "1/3\n")  // here, to edit offline
+        try fixture.simulateNetwork(#"{"offline": true}"#)
+        // Local changes that cannot be uploaded yet: a new file, an edit, a delete.
+        Shell.check("echo mine > '\(fixture.path("d001/local.txt"))'")
+        Shell.check("echo edited here > '\(fixture.path("d001/f0003.txt"))'")
+        Shell.check("rm '\(fixture.path("d001/f0004.txt"))'")
+        // Meanwhile, by hand on the remote: a new file and a delete; and no anchor of before is answered any more.
+        Shell.check("echo by hand > '\(fixture.remotePath("d002/hand.txt"))'")
+        Shell.check("rm '\(fixture.remotePath("d002/f0005.txt"))'")
+        Shell.check("rm '\(fixture.remote)/.folio/journal/com.folio.drive'")
+        try fixture.simulateNetwork(nil)
+
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+            Shell.run("cat '\(self.fixture.path("d002/hand.txt"))'").stdout == "by hand\n"
+                && !FileManager.default.fileExists(atPath: self.fixture.path("d002/f0005.txt"))
+        }, "the hand changes show after the resync; log:\n\(fixture.log.suffix(3000))")
+        XCTAssertTrue(fixture.log.contains("expired"), "the resync came from the expired anchor")
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+            (try? String(contentsOfFile: self.fixture.remotePath("d001/local.txt"), encoding: .utf8)) == "mine\n"
+                && (try? String(contentsOfFile: self.fixture.remotePath("d001/f0003.txt"), encoding: .utf8))
+                    == "edited here\n"
+                && !FileManager.default.fileExists(atPath: self.fixture.remotePath("d001/f0004.txt"))
+        }, "the local changes reach the remote; status: \(fixture.status())")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d001/local.txt"))' '\(fixture.path("d001/f0003.txt"))'"),
+                       "mine\nedited here\n", "and stay in the mount")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("d001/f0004.txt")))
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d001"))' | wc -l"), "\(filesPerFolder)\n")
     }
 }
