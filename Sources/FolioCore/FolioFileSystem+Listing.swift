@@ -65,7 +65,10 @@ extension FolioFileSystem {
         do {
             return try lookup(parent: parent, name: name)
         } catch {
-            if case .notFound = error, let listingError { throw listingError }
+            // An unknown name in a folder never listed may exist on the remote: the listing's error says why it is
+            // not known. In a folder listed by an earlier run (listed again when it can be), what is known answers.
+            let everListed = state.withLock { $0.nodes[parent]?.childrenListed ?? false }
+            if case .notFound = error, let listingError, !everListed { throw listingError }
             throw error
         }
     }

@@ -102,6 +102,9 @@ extension FolioFileSystem {
                 changes.updated, container: container, rootIno: rootIno, scope: scope, batch: &batch, state: &state)
         } applied: { state in
             state.anchors[container] = changes.anchor
+            // A folder listing fetched before this change set is older than the anchor now: set aside and taken
+            // again (a child the change set passed over, its folder not listed yet, would be lost otherwise).
+            state.remoteEpoch += 1
         }
     }
 
@@ -118,14 +121,13 @@ extension FolioFileSystem {
         _ item: RemoteItem?, id: ItemID, in container: ContainerID, epoch: UInt64? = nil
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
-            guard let item,
-                let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            // (The merge may ask for it again: a name still taken, a save still undecided.)
+            state.itemsToTakeAgain[id] = nil
+            guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             return mergeRemote(
-                [item], container: container, rootIno: rootIno, scope: .changes(deleted: []), batch: &batch,
-                state: &state)
-        } applied: { state in
-            state.itemsToTakeAgain[id] = nil
+                item.map { [$0] } ?? [], container: container, rootIno: rootIno,
+                scope: .changes(deleted: item == nil ? [id] : []), batch: &batch, state: &state)
         }
     }
 
@@ -250,7 +252,12 @@ extension FolioFileSystem {
         outcome: inout MergeOutcome, batch: inout StoreBatch, state: inout State
     ) {
         guard let ino = state.byItemID[item.id], var node = state.nodes[ino] else {
-            if state.child(parentIno, item.name) != nil { return }
+            if state.child(parentIno, item.name) != nil {
+                // The name is still taken (by an item this merge may yet remove, or a local one): taken again
+                // after it, never lost with the anchor moving on.
+                state.itemsToTakeAgain[item.id] = container
+                return
+            }
             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
             let node = Node(
                 ino: state.allocateIno(), itemID: item.id, container: container, parent: parentIno,
@@ -277,6 +284,7 @@ extension FolioFileSystem {
             // the remote change waits until the save is decided (a refresh when its window ends), then is an
             // update or, if the item changed here, a conflict.
             state.remoteChangesWaitForSave = true
+            state.itemsToTakeAgain[item.id] = container  // the anchor moves on: taken again once decided
             return
         }
         if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
@@ -318,7 +326,10 @@ extension FolioFileSystem {
         guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else { return }
         let contentChanged = node.remoteVersion != item.version && node.kind == .file
         let moved = node.parent != parentIno || node.name != item.name
-        if moved, state.child(parentIno, item.name) != nil { return }
+        if moved, state.child(parentIno, item.name) != nil {
+            state.itemsToTakeAgain[item.id] = container  // after what holds the name now goes, or moves
+            return
+        }
         let origin = (parent: node.parent, name: node.name)
         let unmerged = node
         // (A folder's time follows its children: their own replays say enough.)

@@ -498,10 +498,12 @@ extension FolioFileSystem {
             state.conflictFetches.insert(node.itemID)
             keeper?.contentChanged()
         case .failure(.notFound) where node.waitsOnlyForTime && !folderKeepsLocalChanges(ino, state: state):
-            // Deleted on the remote while only its time waited here: the delete is taken (the next
-            // enumeration removes it, with what it held).
+            // Deleted on the remote while only its time waited here: the delete is taken (the poller takes
+            // the item again, finds it gone and removes it, with what it held: the change set that said so may
+            // have come by while the time was on its way).
             logger.info("\(node.name) was deleted on the remote: its time is not sent again")
             node.timeDirty = false
+            state.itemsToTakeAgain[node.itemID] = node.remoteContainer ?? node.container
             refresher?.refreshSoon()
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
             // Deleted on the remote while changed here: the local version is kept and created again.

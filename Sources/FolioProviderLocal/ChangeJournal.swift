@@ -91,11 +91,14 @@ struct ChangeJournal: Sendable {
     }
 
     /// Reads the header and every record (a new or compacted file: bounded by ``limit``).
+    /// A sequence past which a journal is taken for damaged (sequences count changes: never that many).
+    static let largestSequence: UInt64 = 1 << 62
+
     private mutating func load() throws {
         let status = try SystemCalls.status(path)
         let (line, after) = try firstLine(at: 0)
         guard let line, let header = try? JSONDecoder().decode(Header.self, from: Data(line)),
-            header.journal == 1
+            header.journal == 1, header.base >= 1, header.base < Self.largestSequence
         else {
             // Unreadable (not ours, or cut short while it was made): started anew, which expires every position.
             try create(base: 1)
@@ -107,10 +110,20 @@ struct ChangeJournal: Sendable {
         lastSequence = header.base - 1
         headerEnd = after
         end = after
+        var outOfOrder = false
         try readRecords(from: after, until: nil) { record, recordEnd in
+            // The journal is the remote's, not trusted: sequences only grow, and stay far from overflowing.
+            guard record.sequence > lastSequence, record.sequence < Self.largestSequence else {
+                outOfOrder = true
+                return false
+            }
             lastSequence = record.sequence
             end = recordEnd
             return true
+        }
+        if outOfOrder {
+            try create(base: 1)
+            return try load()
         }
         if status.size > end { try truncateTornLine() }
     }
@@ -193,7 +206,7 @@ struct ChangeJournal: Sendable {
         guard anchor.generation == generation else {
             throw FolioError.anchorExpired("the change journal \(path) was started anew since this anchor")
         }
-        guard anchor.sequence + 1 >= base, anchor.sequence <= lastSequence else {
+        guard anchor.sequence >= base - 1, anchor.sequence <= lastSequence else {
             throw FolioError.anchorExpired(
                 "the change journal \(path) holds records \(base)…\(lastSequence), "
                     + "not those after \(anchor.sequence)")

@@ -127,13 +127,18 @@ extension RemoteTree {
     }
 
     /// The item of a change record: where the index places it, or at the place recorded (then indexed there).
+    /// A record naming a place the index does not know (its parent not listed in this process: after a restart),
+    /// or a name that is not one component (the journal is the remote's: not trusted), is looked for by id
+    /// (``locate(_:in:rescanOnMiss:)``: folder by folder), never reported deleted unseen.
     mutating func locateRecorded(_ record: JournalRecord, in container: ContainerID) throws -> LocatedItem? {
         if let found = try locateIndexed(record.id, in: container) { return found }
         guard let name = record.name else { return nil }
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), (try? ItemName.validate(name)) != nil
+        else { return try locate(record.id, in: container) }
         var path: FilePath
         if let parentID = record.parentID {
             guard let parent = try locateIndexed(parentID, in: container), parent.kind == .directory else {
-                return nil
+                return try locate(record.id, in: container)
             }
             path = parent.path
         } else {
@@ -142,7 +147,7 @@ extension RemoteTree {
         path.append(name)
         guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind,
             try identity(at: path, status: status) == record.id
-        else { return nil }
+        else { return try locate(record.id, in: container) }
         if indexes[container] == nil { indexes[container] = ContainerIndex() }
         indexes[container]?.places[record.id] = ContainerIndex.Place(
             parentID: record.parentID, name: name, isFile: kind == .file)

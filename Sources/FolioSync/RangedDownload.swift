@@ -432,6 +432,9 @@ final class RangedDownload: RangedContent {
             if case .success = result, state.backgroundTask == nil, !state.hasEnded { startBackground(state: &state) }
             return (satisfied, failed, state.present.contains(0..<size), state.hasEnded)
         }
+        // Two fetches that end together as the last two may each have seen the other's bytes missing above: the
+        // one that finds the file whole now completes it (once: ``complete()`` installs only what is pending).
+        if case .success = result, isWhole, !hasEnded, !isComplete.load(ordering: .acquiring) { complete() }
         switch result {
         case .success:
             if !isWhole && !hasEnded { persist() }

@@ -38,8 +38,11 @@ final class RemoteReplacedTests: MountTestCase {
         }, String(fixture.log.suffix(3000)))
         let status = fixture.folio("status '\(m)'").stdout
         XCTAssertFalse(status.contains("FAILED"), status)
-        XCTAssertTrue(["dirty", "uploading"].contains(ExtendedAttributes.value("user.folio.state", of: file)))
-        XCTAssertTrue(fixture.folio("status '\(file)'").stdout.contains("waiting:  provider offline: "))
+        let stateNow = ExtendedAttributes.value("user.folio.state", of: file)
+        XCTAssertTrue(["dirty", "uploading"].contains(stateNow), "state: \(stateNow ?? "none")")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(file)'").stdout.contains("waiting:  provider offline: ")
+        }, fixture.folio("status '\(file)'").stdout)
         XCTAssertEqual(Shell.check("cd '\(m)' && find . | sort"), listing, "no item disappeared")
         XCTAssertEqual(Shell.check("cat '\(file)'"), "edited while the remote was away\n")
         XCTAssertEqual(Shell.check("ls -A '\(fixture.remote)'"), "", "nothing written into the empty folder")
