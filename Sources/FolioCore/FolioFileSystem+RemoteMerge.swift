@@ -57,6 +57,9 @@ extension FolioFileSystem {
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             state.unconfirmedListings.remove(folder)
+            // A change set fetched before this listing is older than it: set aside and fetched again (it could
+            // say deleted of a child this listing found moved here).
+            state.remoteEpoch += 1
             let firstListing = !node.childrenListed
             if firstListing {
                 node.childrenListed = true

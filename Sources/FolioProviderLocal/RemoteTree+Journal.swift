@@ -77,8 +77,16 @@ extension RemoteTree {
         var waiting: [JournalRecord] = []
         for (position, record) in records.enumerated() where last[record.id] == position {
             if record.deleted {
-                indexes[container]?.forget(record.id)
-                deleted.append(record.id)
+                if let located = try locateIndexed(record.id, in: container) {
+                    // Found since where a listing put it (moved by hand into a folder listed after the record was
+                    // made): moved, not deleted.
+                    let item = try remoteItem(for: located)
+                    found[item.id] = item
+                    order.append(item.id)
+                } else {
+                    indexes[container]?.forget(record.id)
+                    deleted.append(record.id)
+                }
             } else {
                 waiting.append(record)
             }
