@@ -63,14 +63,15 @@ extension LocalProvider {
     /// The changes in a container since `anchor`, from its change journal: at most
     /// ``RemoteTree/changesPerCall`` records (then ``RemoteChanges/moreComing``), each item as it is now.
     ///
-    /// Changes made by hand are journaled first: the folders the watcher saw change (if
-    /// ``changeNotifications()`` started it) and the next ``RemoteTree/sweepFoldersPerCall`` folders of the
-    /// sweep are listed again and compared with what was seen of them. Only folders listed in this process are
-    /// compared (the others have no baseline: their content is what the caller lists when it asks). So a change
-    /// by hand is reported at the next call after the watcher saw it, or, without a watcher, within (listed
-    /// folders ÷ sweep size) calls. Cost: the records read plus those folders' children, never the rest of the
-    /// remote. An anchor of another remote or container, garbage, or one older than the journal holds is
-    /// `.anchorExpired`.
+    /// Changes made by hand are journaled first: the folders the watcher saw change (the first call starts it)
+    /// are listed again and compared with what was seen of them; every listed folder is, once, when the watcher
+    /// has just started or its queue overflowed. Only folders listed in this process are compared (the others
+    /// have no baseline: their content is what the caller lists when it asks). So a change by hand made before
+    /// the call is in its answer. Without a watcher (inotify not available), the next
+    /// ``RemoteTree/sweepFoldersPerCall`` listed folders are listed again at each call instead: a change by hand
+    /// is reported within (listed folders ÷ sweep size) calls. Cost: the records read plus the children of the
+    /// folders that changed (or were swept), never the rest of the remote. An anchor of another remote or
+    /// container, garbage, or one older than the journal holds is `.anchorExpired`.
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
         let what = "changes in \(container)"
         return try await recognizing(what) {
@@ -78,15 +79,19 @@ extension LocalProvider {
             guard let parsed = JournalAnchor(anchor), parsed.remoteID == remoteID else {
                 throw FolioError.anchorExpired("\(what): \(anchor.rawValue) is not an anchor of this remote")
             }
-            let seen = watcher.withLock { $0?.takeChangedFolders(under: layout.directory(of: container)) }
-                ?? (paths: [], overflowed: false)
+            let watching = watchesForChanges.load(ordering: .relaxed) ? startWatching() : watcher.withLock { $0 }
+            let seen = watching?.takeChangedFolders(under: layout.directory(of: container))
             let remoteID = self.remoteID
             return try withTree(what) { tree in
                 _ = try tree.containerDirectory(container)
-                let watched = tree.listedFolders(at: seen.paths, in: container)
-                try tree.refresh(watched, in: container)
-                let sweep = seen.overflowed ? Int.max : tree.sweepFoldersPerCall
-                try tree.sweep(container, folders: sweep)
+                if let seen {
+                    // Every change made so far is in what the watcher saw: no sweep, unless it may have missed
+                    // some (its queue overflowed, or it has just started).
+                    try tree.refresh(tree.listedFolders(at: seen.paths, in: container), in: container)
+                    if seen.overflowed { try tree.sweep(container, folders: .max) }
+                } else {
+                    try tree.sweep(container, folders: tree.sweepFoldersPerCall)
+                }
                 try tree.flushJournal()
                 let batch = try tree.journal(for: container).records(
                     after: parsed.position, limit: tree.changesPerCall)

@@ -12,40 +12,8 @@ extension LocalProvider {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem {
         try await recognizing("fetch \(id)") {
-            try await fetch(id, in: container, version: version, to: destination, progress: progress)
+            try await fetch(id, in: container, version: version, range: nil, to: destination, progress: progress)
         }
-    }
-
-    /// ``fetchContents(of:in:version:to:progress:)`` once the remote folder is recognized.
-    private func fetch(
-        _ id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
-        progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> RemoteItem {
-        let simulation = try await admit("fetch \(id)")
-        let (source, item, status) = try withTree("fetch \(id)") { tree in
-            guard let located = try tree.locate(id, in: container) else {
-                throw FolioError.notFound("item \(id) in \(container)")
-            }
-            return try Self.openForReading(located, tree: tree, version: version)
-        }
-        defer { try? source.close() }
-        let output: FileDescriptor
-        do {
-            output = try FileDescriptor.open(
-                destination, .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite
-            )
-        } catch let error as Errno {
-            throw FolioError.system(error, "open \(destination) to fetch \(id)")
-        }
-        try await SystemCalls.closing(output, path: destination) {
-            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
-            _ = try await copier.copy(from: source, to: output, what: "fetch of \(item.name)", progress: progress)
-        }
-        let after = try SystemCalls.status(of: source, path: FilePath(item.name))
-        guard after.hasSameContent(as: status) else {
-            throw FolioError.conflict("\(item.name) (\(id)) changed on the remote while it was being fetched")
-        }
-        return item
     }
 
     /// Copies bytes `range` of a file into `destination` at the same offsets (created if missing, never truncated,
@@ -61,13 +29,14 @@ extension LocalProvider {
         }
     }
 
+    /// ``fetchContents(of:in:version:to:progress:)`` (`range` nil: the whole file, `destination` truncated) and
     /// ``fetchContents(of:in:version:range:to:progress:)`` once the remote folder is recognized.
     private func fetch(
-        _ id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        _ id: ItemID, in container: ContainerID, version: String, range: Range<Int64>?, to destination: FilePath,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem {
-        guard range.lowerBound >= 0 else { throw FolioError.invalidArgument("fetch of \(id): range \(range)") }
-        let what = "fetch of bytes \(range.lowerBound)..<\(range.upperBound) of \(id)"
+        if let range, range.lowerBound < 0 { throw FolioError.invalidArgument("fetch of \(id): range \(range)") }
+        let what = range.map { "fetch of bytes \($0.lowerBound)..<\($0.upperBound) of \(id)" } ?? "fetch \(id)"
         let simulation = try await admit(what)
         let (source, item, status) = try withTree("fetch \(id)") { tree in
             guard let located = try tree.locate(id, in: container) else {
@@ -79,14 +48,20 @@ extension LocalProvider {
         let output: FileDescriptor
         do {
             output = try FileDescriptor.open(
-                destination, .writeOnly, options: [.create], permissions: .ownerReadWrite
+                destination, .writeOnly, options: range == nil ? [.create, .truncate] : [.create],
+                permissions: .ownerReadWrite
             )
         } catch let error as Errno {
             throw FolioError.system(error, "open \(destination) to fetch \(id)")
         }
         try await SystemCalls.closing(output, path: destination) {
             let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
-            _ = try await copier.copy(range, from: source, to: output, what: what, progress: progress)
+            if let range {
+                _ = try await copier.copy(range, from: source, to: output, what: what, progress: progress)
+            } else {
+                _ = try await copier.copy(
+                    from: source, to: output, what: "fetch of \(item.name)", progress: progress)
+            }
         }
         let after = try SystemCalls.status(of: source, path: FilePath(item.name))
         guard after.hasSameContent(as: status) else {

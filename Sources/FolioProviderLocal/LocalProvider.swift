@@ -47,8 +47,12 @@ public final class LocalProvider: Provider {
     let diskFlush: DiskFlushGroup
     /// Makes the files uploads are copied into.
     let staging: StagingFolder
-    /// Push: the inotify watcher, once ``changeNotifications()`` asked for it.
+    /// The inotify watcher, started by the first ``changeNotifications()`` or ``changes(in:since:)``: what it
+    /// saw change is listed again instead of sweeping folders that did not (``RemoteTree/sweepFoldersPerCall``).
     let watcher = Mutex<RemoteWatcher?>(nil)
+    /// Whether ``changes(in:since:)`` starts the watcher (false: changes by hand are found by the sweep alone,
+    /// as where inotify is not available; for tests).
+    let watchesForChanges = Atomic<Bool>(true)
 
     /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
     /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
@@ -75,16 +79,26 @@ public final class LocalProvider: Provider {
     /// inotify is not available. One stream per provider; call ``stopWatching()`` when done. The watcher also
     /// remembers which folders changed: ``changes(in:since:)`` lists those again.
     public func changeNotifications() -> AsyncStream<Void>? {
+        startWatching()?.stream
+    }
+
+    /// The watcher, started now if it was not; `nil` where inotify is not available.
+    @discardableResult
+    func startWatching() -> RemoteWatcher? {
         watcher.withLock { watcher in
             if watcher == nil {
                 watcher = RemoteWatcher(root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [])
             }
-            return watcher?.stream
+            return watcher
         }
     }
 
     /// Stops the push notifications.
     public func stopWatching() {
+        watcher.withLock { $0?.stop() }
+    }
+
+    deinit {
         watcher.withLock { $0?.stop() }
     }
 

@@ -252,11 +252,13 @@ extension RemoteTree {
     }
 
     /// The listed folders of `container` among the folders at `paths` (absolute; the ones a watcher saw
-    /// change), by id.
+    /// change), by id, parents before their children (listed again in that order, a folder renamed is found
+    /// under its new name by its parent's listing before its own).
     func listedFolders(at paths: [FilePath], in container: ContainerID) -> [ItemID?] {
         guard let index = indexes[container], let base = try? containerDirectory(container) else { return [] }
         var folders: [ItemID?] = []
-        for path in paths where path.starts(with: base) {
+        let shallowFirst = paths.sorted { ($0.components.count, $0.string) < ($1.components.count, $1.string) }
+        for path in shallowFirst where path.starts(with: base) {
             if path == base {
                 folders.append(nil)
                 continue

@@ -31,7 +31,7 @@ struct RemoteTree: Sendable {
     /// The size past which a journal drops its oldest records.
     var journalLimit = ChangeJournal.defaultLimit
     /// How many listed folders each ``LocalProvider/changes(in:since:)`` lists again to find changes made by hand
-    /// (the sweep, round robin).
+    /// when no watcher runs (the sweep, round robin).
     var sweepFoldersPerCall = 16
     /// The most records one ``LocalProvider/changes(in:since:)`` answers with (``RemoteChanges/moreComing``).
     var changesPerCall = 1000

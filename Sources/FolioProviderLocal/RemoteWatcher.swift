@@ -2,18 +2,23 @@ import Foundation
 import Synchronization
 import SystemPackage
 
-/// Push for the local provider: watches every folder of the remote with inotify and reports that something
-/// changed (a person editing the folder, or another Folio mount uploading to it), and remembers which folders
-/// changed (``takeChangedFolders(under:)``): the folder an entry was created, changed, renamed or deleted in,
-/// and for a change of a folder's own attributes its parent too. Folio's own bookkeeping folder (`.folio`) is
-/// not watched, except the app containers of an adopted folder inside it. Folders created later are watched as
-/// they appear. When the kernel's queue overflowed, every folder may have changed (``takeChangedFolders(under:)``
-/// says so once per container).
+/// The local provider's watch on its remote folder: inotify on every folder, so that a change made by hand (a
+/// person editing the folder) or by another Folio process is known without looking at every file again. Reports
+/// that something changed (``stream``, push) and remembers which folders changed (``takeChangedFolders(under:)``):
+/// the folder an entry was created, changed, renamed or deleted in, and for a change of a folder's own attributes
+/// its parent too. Folio's own bookkeeping folder (`.folio`) is not watched, except the app containers of an
+/// adopted folder inside it. A folder created or moved in later is watched with everything below it as it
+/// appears, and reported as changed itself once watched (what was put in it before the watch is found by listing
+/// it again). When the kernel's queue overflowed, and once when the watcher starts, every folder may have
+/// changed: ``takeChangedFolders(under:)`` says so once per container.
+///
+/// Events are read by a thread of the watcher and also by ``takeChangedFolders(under:)`` itself, under one lock,
+/// so a change made before that call returned to the kernel is always in its answer.
 final class RemoteWatcher: Sendable {
     /// The folders that changed, and the containers' directories that took the news of the last overflow.
     private struct Changed {
         var folders: Set<String> = []
-        var overflowed = false
+        var overflowed = true  // at the start: anything may have changed before the watches were in place
         var overflowTakenBy: Set<String> = []
     }
 
@@ -24,8 +29,11 @@ final class RemoteWatcher: Sendable {
     private let stopped = Atomic<Bool>(false)
     /// The folder each watch descriptor watches.
     private let watched = Mutex<[Int32: String]>([:])
-    /// What changed since it was last taken.
+    /// What changed since it was last taken. Lock order: `reading`, then `changed` or `watched`.
     private let changed = Mutex(Changed())
+    /// Held while events are read and recorded (the thread's reads and ``takeChangedFolders(under:)``'s): the
+    /// buffer, and whether the descriptor was closed (the watcher stopped).
+    private let reading = Mutex<(buffer: [UInt8], closed: Bool)>(([UInt8](repeating: 0, count: 64 << 10), false))
     private let continuation: AsyncStream<Void>.Continuation
     /// The notifications.
     let stream: AsyncStream<Void>
@@ -38,7 +46,7 @@ final class RemoteWatcher: Sendable {
         self.others = others
         self.descriptor = descriptor
         (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        watchFolders()
+        _ = watchSubtrees([root.string] + others.map(\.string))
         let thread = Thread { [self] in run() }
         thread.name = "folio-remote-watcher"
         thread.start()
@@ -50,36 +58,58 @@ final class RemoteWatcher: Sendable {
     }
 
     private func run() {
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while !stopped.load(ordering: .relaxed) {
             var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&waiting, 1, 500) > 0 else { continue }
-            var sawFolder = false
+            if readEvents() { continuation.yield(()) }
+        }
+        continuation.finish()
+        reading.withLock { reading in
+            close(descriptor)
+            reading.closed = true
+        }
+    }
+
+    /// Reads every event queued now and records the folders they name; whether there was any.
+    private func readEvents() -> Bool {
+        reading.withLock { reading in
+            guard !reading.closed else { return false }
             var sawChange = false
             var folders: Set<String> = []
+            var appeared: [String] = []
             var overflowed = false
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                let count = reading.buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 guard count > 0 else { break }
                 var offset = 0
                 while offset < count {
-                    let (watch, mask, nameLength) = buffer.withUnsafeBytes { raw -> (Int32, UInt32, Int) in
+                    let (watch, mask, nameLength) = reading.buffer.withUnsafeBytes { raw -> (Int32, UInt32, Int) in
                         let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
                         return (event.wd, event.mask, Int(event.len))
                     }
-                    if mask & UInt32(IN_ISDIR) != 0 || mask & UInt32(IN_Q_OVERFLOW) != 0 { sawFolder = true }
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    offset = nameStart + nameLength
+                    sawChange = true
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true }
-                    if let folder = watched.withLock({ $0[watch] }) {
-                        folders.insert(folder)
+                    guard let folder = watched.withLock({ $0[watch] }) else { continue }
+                    folders.insert(folder)
+                    if nameLength == 0 {
                         // No name: the watched folder itself changed (its attributes): its parent lists it.
-                        if nameLength == 0, folder != root.string {
-                            folders.insert(FilePath(folder).removingLastComponent().string)
-                        }
+                        if folder != root.string { folders.insert(FilePath(folder).removingLastComponent().string) }
+                    } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                        let name = reading.buffer[nameStart..<nameStart + nameLength].prefix { $0 != 0 }
+                        let child = String(decoding: name, as: UTF8.self)
+                        if !(folder == root.string && child == ".folio") { appeared.append(folder + "/" + child) }
                     }
                     if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { _ = $0.removeValue(forKey: watch) } }
-                    sawChange = true
-                    offset += MemoryLayout<inotify_event>.size + nameLength
                 }
+            }
+            if overflowed {
+                _ = watchSubtrees([root.string] + others.map(\.string))  // whatever appeared meanwhile
+            } else {
+                // Watched with everything below (a folder moved in brings its own), and listed again once
+                // watched: what was put in it before its watch existed is found that way.
+                folders.formUnion(watchSubtrees(appeared))
             }
             if !folders.isEmpty || overflowed {
                 changed.withLock { changed in
@@ -90,16 +120,15 @@ final class RemoteWatcher: Sendable {
                     }
                 }
             }
-            if sawFolder { watchFolders() }
-            if sawChange { continuation.yield(()) }
+            return sawChange
         }
-        continuation.finish()
-        close(descriptor)
     }
 
-    /// Takes the folders at or below `directory` (a container's) that changed since the last call, and whether
-    /// the kernel's queue overflowed since this directory last heard of it (then any folder may have changed).
+    /// Takes the folders at or below `directory` (a container's) that changed since the last call, every change
+    /// made before this call included, and whether the kernel's queue overflowed (or the watcher started) since
+    /// this directory last heard of it (then any folder may have changed).
     func takeChangedFolders(under directory: FilePath) -> (paths: [FilePath], overflowed: Bool) {
+        if readEvents() { continuation.yield(()) }
         let prefix = directory.string
         return changed.withLock { changed in
             let taken = changed.folders.filter { $0 == prefix || $0.hasPrefix(prefix + "/") }
@@ -109,17 +138,22 @@ final class RemoteWatcher: Sendable {
         }
     }
 
-    /// Adds a watch for every folder of the remote that has none yet (adding one twice is harmless).
-    private func watchFolders() {
+    /// Adds a watch for every folder at or below `folders` (one that has one already keeps it, under its path of
+    /// now: a folder renamed is watched under its new name); the folders watched.
+    private func watchSubtrees(_ folders: [String]) -> [String] {
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_ONLYDIR)
-        var stack = [root.string] + others.map(\.string)
+        var stack = folders
+        var done: [String] = []
         while let folder = stack.popLast() {
             let watch = inotify_add_watch(descriptor, folder, mask)
-            if watch >= 0 { watched.withLock { $0[watch] = folder } }
+            guard watch >= 0 else { continue }
+            watched.withLock { $0[watch] = folder }
+            done.append(folder)
             guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }
             for name in names where !(folder == root.string && name == ".folio") {
                 stack.append(folder + "/" + name)
             }
         }
+        return done
     }
 }

@@ -18,75 +18,31 @@ struct SymlinkIDStore: Sendable {
         var target: String
     }
 
-    /// The file the entries are saved to.
-    let path: FilePath
-    /// Entries by `"<device>:<inode>"`.
-    private(set) var entries: [String: Entry]
-    /// Changes since the last save: an entry recorded, or `nil` for one forgotten.
-    private var unsaved: [String: Entry?] = [:]
-    /// The file's status when it was last read or written (`nil`: absent).
-    private var loadedStatus: FileStatus?
+    /// The entries by object.
+    private var map: InodeKeyedMap<Entry>
 
     /// Loads the store (empty if the file does not exist yet).
     init(path: FilePath) throws {
-        self.path = path
-        loadedStatus = try SystemCalls.statusIfPresent(path)
-        entries = try Self.load(path)
+        map = try InodeKeyedMap(path: path, what: "symlink id index")
     }
 
     /// Reads the file again if another process (or another remote tree) saved it since it was last read.
-    mutating func reloadIfChanged() throws {
-        let status = try SystemCalls.statusIfPresent(path)
-        guard status != loadedStatus else { return }
-        var fresh = try Self.load(path)
-        for (key, change) in unsaved { fresh[key] = change }
-        entries = fresh
-        loadedStatus = status
-    }
-
-    /// The entries saved at `path`.
-    private static func load(_ path: FilePath) throws -> [String: Entry] {
-        guard let data = FileManager.default.contents(atPath: path.string) else { return [:] }
-        do {
-            return try JSONDecoder().decode([String: Entry].self, from: data)
-        } catch {
-            throw FolioError.invalidArgument("malformed symlink id index \(path): \(error)")
-        }
-    }
-
-    /// The key of a symlink.
-    static func key(of status: FileStatus) -> String { "\(status.device):\(status.inode)" }
+    mutating func reloadIfChanged() throws { try map.reloadIfChanged() }
 
     /// The id recorded for the symlink with this status and target, if any.
     func id(of status: FileStatus, target: String) -> ItemID? {
-        guard let entry = entries[Self.key(of: status)], entry.target == target else { return nil }
+        guard let entry = map[status], entry.target == target else { return nil }
         return ItemID(entry.id)
     }
 
     /// Records a symlink's id (saved by ``save()``).
     mutating func record(_ id: ItemID, status: FileStatus, target: String) {
-        let entry = Entry(id: id.rawValue, target: target)
-        entries[Self.key(of: status)] = entry
-        unsaved[Self.key(of: status)] = .some(entry)
+        map.set(Entry(id: id.rawValue, target: target), for: status)
     }
 
     /// Forgets a symlink (saved by ``save()``).
-    mutating func forget(_ status: FileStatus) {
-        entries[Self.key(of: status)] = nil
-        unsaved[Self.key(of: status)] = .some(nil)
-    }
+    mutating func forget(_ status: FileStatus) { map.set(nil, for: status) }
 
-    /// Applies the changes made since the last save to the file as it is now (another process may have saved
-    /// its own changes meanwhile) and writes it atomically.
-    mutating func save() throws {
-        guard !unsaved.isEmpty else { return }
-        var merged = try Self.load(path)
-        for (key, change) in unsaved { merged[key] = change }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try AtomicFile.write(try encoder.encode(merged), to: path)
-        entries = merged
-        unsaved = [:]
-        loadedStatus = try SystemCalls.statusIfPresent(path)
-    }
+    /// Merges the changes since the last save into the file and writes it atomically.
+    mutating func save() throws { try map.save() }
 }

@@ -119,4 +119,31 @@ final class OnDemandListingTests: MountTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("d001/f0004.txt")))
         XCTAssertEqual(Shell.check("ls '\(fixture.path("d001"))' | wc -l"), "\(filesPerFolder)\n")
     }
+
+    /// Race, many rounds: a file moved by hand from a listed folder into a folder the mount lists at that very
+    /// moment (the move reaches the mount twice: in the folder's listing and in the change set that reports it)
+    /// is in its new folder afterwards, with its content, and gone from the old one: never lost, never in both.
+    func testAFileMovedByHandIntoAFolderBeingListedIsNeverLost() throws {
+        let rounds = 30  // folders d010…d039, never looked at before their round
+        for round in 0..<rounds {
+            Shell.check("echo \(round) > '\(fixture.remotePath("d000/moved-\(round).txt"))'")
+        }
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            Shell.run("ls '\(self.fixture.path("d000"))' | grep -c '^moved-'").stdout == "\(rounds)\n"
+        }, "the files to move are seen in d000")
+        for round in 0..<rounds {
+            let name = "moved-\(round).txt"
+            let folder = String(format: "d%03d", 10 + round)
+            let move = "mv '\(fixture.remotePath("d000/" + name))' '\(fixture.remotePath(folder + "/"))'"
+            let list = "ls '\(fixture.path(folder))' > /dev/null"
+            // Which one starts first alternates; both run at once.
+            Shell.check(round % 2 == 0 ? "(\(move)) & \(list); wait" : "(\(list)) & \(move); wait")
+            XCTAssertTrue(Shell.waitUntil(timeout: 20) {
+                Shell.run("cat '\(self.fixture.path(folder + "/" + name))'").stdout == "\(round)\n"
+                    && !FileManager.default.fileExists(atPath: self.fixture.path("d000/" + name))
+            }, "round \(round): \(name) is in \(folder) only; \(folder): "
+                + Shell.run("ls '\(fixture.path(folder))' | grep moved").stdout + "; log:\n\(fixture.log.suffix(2000))")
+        }
+        XCTAssertEqual(Shell.check("ls '\(fixture.path("d000"))' | grep -c '^moved-' || true"), "0\n")
+    }
 }

@@ -200,8 +200,63 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(deleted, [doomed.id])
     }
 
+    /// With the watcher (started by the first call), every change by hand made before a call is in that call's
+    /// answer, however many folders are listed and with no sweep at all; a folder made by hand is watched from
+    /// then on, and so is a folder renamed by hand, under its new name. Ten rounds.
+    func testEveryChangeByHandBeforeACallIsInItsAnswerWithoutASweep() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { $0.sweepFoldersPerCall = 0 }
+        var folders: [RemoteItem] = []
+        for index in 0..<20 {
+            let folder = try await provider.createItem(remote.template("F\(index)", kind: .directory), contents: nil)
+            folders.append(folder)
+            _ = try await provider.createItem(
+                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile("\(index)"))
+            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+
+        func filesChanged() async throws -> [String: RemoteItem] {
+            let changes = try await provider.changes(in: .drive, since: anchor)
+            anchor = changes.anchor
+            var files: [String: RemoteItem] = [:]
+            for item in changes.updated where item.kind == .file { files[item.name] = item }
+            return files
+        }
+        for round in 0..<10 {
+            try remote.writeByHand("round \(round)", to: "F\(2 * round)/inside.txt")
+            try remote.writeByHand("new", to: "F\(19 - round)/new-\(round).txt")
+            let files = try await filesChanged()
+            XCTAssertEqual(files["inside.txt"]?.parentID, folders[2 * round].id, "round \(round): \(files.keys)")
+            XCTAssertEqual(files["inside.txt"]?.size, Int64("round \(round)".utf8.count))
+            XCTAssertEqual(files["new-\(round).txt"]?.parentID, folders[19 - round].id, "round \(round)")
+        }
+
+        try FileManager.default.createDirectory(atPath: remote.path("Fresh"), withIntermediateDirectories: false)
+        try remote.writeByHand("a", to: "Fresh/a.txt")
+        let fresh = try await provider.changes(in: .drive, since: anchor)
+        anchor = fresh.anchor
+        let freshFolder = try XCTUnwrap(fresh.updated.first { $0.name == "Fresh" }, "the new folder is reported")
+        let listed = try await provider.enumerateWholeFolder(freshFolder.id, in: .drive)
+        XCTAssertEqual(listed.map(\.name), ["a.txt"])
+        try remote.writeByHand("b", to: "Fresh/b.txt")
+        let inFresh = try await filesChanged()
+        XCTAssertEqual(inFresh["b.txt"]?.parentID, freshFolder.id, "the new folder is watched")
+
+        try FileManager.default.moveItem(atPath: remote.path("F3"), toPath: remote.path("Renamed"))
+        try remote.writeByHand("after", to: "Renamed/after.txt")
+        let afterRename = try await filesChanged()
+        XCTAssertEqual(afterRename["after.txt"]?.parentID, folders[3].id, "watched under its new name")
+        try remote.writeByHand("later", to: "Renamed/later.txt")
+        let later = try await filesChanged()
+        XCTAssertEqual(later["later.txt"]?.parentID, folders[3].id)
+    }
+
     func testChangesByHandAreFoundByTheSweepWithoutAWatcher() async throws {
         let provider = try remote.provider()
+        provider.watchesForChanges.store(false, ordering: .relaxed)  // as where inotify is not available
         var folders: [RemoteItem] = []
         for name in ["A", "B", "C", "D", "E", "F"] {
             let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
