@@ -86,9 +86,13 @@ extension LocalProvider {
                 _ = try tree.containerDirectory(container)
                 if let seen {
                     // Every change made so far is in what the watcher saw: no sweep, unless it may have missed
-                    // some (its queue overflowed, or it has just started).
+                    // some (its queue overflowed, or it has just started, or it ran out of watches).
                     try tree.refresh(tree.listedFolders(at: seen.paths, in: container), in: container)
-                    if seen.overflowed { try tree.sweep(container, folders: .max) }
+                    if seen.overflowed {
+                        try tree.sweep(container, folders: .max)
+                    } else if watching?.missesFolders.load(ordering: .relaxed) == true {
+                        try tree.sweep(container, folders: tree.sweepFoldersPerCall)
+                    }
                 } else {
                     try tree.sweep(container, folders: tree.sweepFoldersPerCall)
                 }

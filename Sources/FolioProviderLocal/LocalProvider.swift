@@ -53,6 +53,8 @@ public final class LocalProvider: Provider {
     /// Whether ``changes(in:since:)`` starts the watcher (false: changes by hand are found by the sweep alone,
     /// as where inotify is not available; for tests).
     let watchesForChanges = Atomic<Bool>(true)
+    /// At most this many folders watched (for tests of a remote with more folders than inotify watches).
+    let watchLimit = Atomic<Int>(.max)
 
     /// A provider over the remote at `root`, which must have been made a remote by ``initialize(at:)``.
     /// `simulation` applies until a run-time override file exists (see ``NetworkSimulation``).
@@ -87,7 +89,9 @@ public final class LocalProvider: Provider {
     func startWatching() -> RemoteWatcher? {
         watcher.withLock { watcher in
             if watcher == nil {
-                watcher = RemoteWatcher(root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [])
+                watcher = RemoteWatcher(
+                    root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [],
+                    watchLimit: watchLimit.load(ordering: .relaxed))
             }
             return watcher
         }

@@ -34,12 +34,18 @@ final class RemoteWatcher: Sendable {
     /// Held while events are read and recorded (the thread's reads and ``takeChangedFolders(under:)``'s): the
     /// buffer, and whether the descriptor was closed (the watcher stopped).
     private let reading = Mutex<(buffer: [UInt8], closed: Bool)>(([UInt8](repeating: 0, count: 64 << 10), false))
+    /// Whether some folder could not be watched (no watch left): then the watcher does not see everything.
+    let missesFolders = Atomic<Bool>(false)
     private let continuation: AsyncStream<Void>.Continuation
     /// The notifications.
     let stream: AsyncStream<Void>
 
+    /// At most this many watches (for tests: the kernel's `fs.inotify.max_user_watches` otherwise).
+    private let watchLimit: Int
+
     /// Starts watching `root` and `others`; `nil` if inotify is not available (the provider is then only polled).
-    init?(root: FilePath, alsoWatching others: [FilePath] = []) {
+    init?(root: FilePath, alsoWatching others: [FilePath] = [], watchLimit: Int = .max) {
+        self.watchLimit = watchLimit
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return nil }
         self.root = root
@@ -145,8 +151,14 @@ final class RemoteWatcher: Sendable {
         var stack = folders
         var done: [String] = []
         while let folder = stack.popLast() {
-            let watch = inotify_add_watch(descriptor, folder, mask)
-            guard watch >= 0 else { continue }
+            let full = watched.withLock { $0.count >= watchLimit && !$0.values.contains(folder) }
+            let watch = full ? -1 : inotify_add_watch(descriptor, folder, mask)
+            if full { errno = ENOSPC }
+            guard watch >= 0 else {
+                // Out of watches (`fs.inotify.max_user_watches`): changes there are found by the sweep.
+                if errno == ENOSPC { missesFolders.store(true, ordering: .relaxed) }
+                continue
+            }
             watched.withLock { $0[watch] = folder }
             done.append(folder)
             guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }

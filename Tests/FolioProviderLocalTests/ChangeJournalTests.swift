@@ -254,6 +254,35 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(later["later.txt"]?.parentID, folders[3].id)
     }
 
+    /// A remote with more folders than inotify watches left: changes in the folders the watcher could not watch
+    /// are found by the sweep, which runs as well.
+    func testFoldersBeyondTheWatchLimitAreSwept() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        provider.watchLimit.store(3, ordering: .relaxed)  // the container's root, and two of its folders
+        try provider.tree.withLock { $0.sweepFoldersPerCall = 2 }
+        var folders: [RemoteItem] = []
+        for name in ["A", "B", "C", "D", "E", "F"] {
+            let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
+            folders.append(folder)
+            _ = try await provider.createItem(
+                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile(name))
+            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        for (index, name) in ["A", "B", "C", "D", "E", "F"].enumerated() {
+            try remote.writeByHand("changed by hand", to: "\(name)/inside.txt")
+            var found = false
+            for _ in 0..<4 where !found {  // seven listed folders, two swept per call
+                let changes = try await provider.changes(in: .drive, since: anchor)
+                anchor = changes.anchor
+                found = changes.updated.contains { $0.name == "inside.txt" && $0.parentID == folders[index].id }
+            }
+            XCTAssertTrue(found, "the change in \(name) is found")
+        }
+    }
+
     func testChangesByHandAreFoundByTheSweepWithoutAWatcher() async throws {
         let provider = try remote.provider()
         provider.watchesForChanges.store(false, ordering: .relaxed)  // as where inotify is not available
