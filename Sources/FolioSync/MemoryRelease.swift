@@ -15,8 +15,9 @@ enum MemoryRelease {
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
-    /// Releases freed memory about `delay` from now (once, however often it is asked meanwhile).
-    static func soon(after delay: Duration = .seconds(1)) {
+    /// Releases freed memory about `delay` from now (once, however often it is asked meanwhile: during a burst,
+    /// every `delay`).
+    static func soon(after delay: Duration = .milliseconds(250)) {
         guard trim != nil, scheduled.withLock({ wasScheduled in
             defer { wasScheduled = true }
             return !wasScheduled
