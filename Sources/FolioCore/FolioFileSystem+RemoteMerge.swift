@@ -23,6 +23,11 @@ struct MergeOutcome {
     var replays: [ReplayedChange] = []
     /// A conflict was found or is still waiting for its remote version.
     var conflictSeen = false
+    /// Folders whose listing the kernel may have kept is to be dropped (their entries are not invalidated one by
+    /// one).
+    var listingsChanged: [UInt64] = []
+    /// The content keeper has work (pinned items appeared) though nothing is invalidated.
+    var wakesKeeper = false
 }
 
 extension FolioFileSystem {
@@ -80,6 +85,20 @@ extension FolioFileSystem {
                 for case .created(let parent, let name, .directory) in outcome.replays {
                     if let child = state.child(parent, name) { state.foldersNewFromRemote.remove(child) }
                 }
+                // Nor for the kernel: it never had these names (a lookup in a folder not listed waits for the
+                // listing, and a failed lookup leaves no entry), so one invalidation of the folder's listing (one
+                // shown while offline) does instead of one per child; and new placeholders give the content
+                // keeper nothing to do unless the folder is pinned.
+                var created: [UInt64: Set<String>] = [:]
+                for case .created(let parent, let name, _) in outcome.replays {
+                    created[parent, default: []].insert(name)
+                }
+                let before = outcome.invalidations.count
+                outcome.invalidations.removeAll { ino, name in
+                    name.map { created[ino]?.contains($0) ?? false } ?? false
+                }
+                if outcome.invalidations.count < before { outcome.listingsChanged.append(folder) }
+                outcome.wakesKeeper = node.pinned && !created.isEmpty
                 outcome.replays.removeAll()
             }
             return outcome
@@ -156,8 +175,9 @@ extension FolioFileSystem {
 
     /// Sends a merge's invalidations and replays to every mount.
     private func deliver(_ outcome: MergeOutcome) {
-        if !outcome.invalidations.isEmpty { keeper?.contentChanged() }
+        if !outcome.invalidations.isEmpty || outcome.wakesKeeper { keeper?.contentChanged() }
         guard let invalidator else { return }
+        outcome.listingsChanged.forEach(invalidator.invalidateInode)
         for (ino, name) in outcome.invalidations {
             if let name {
                 invalidator.invalidateEntry(parent: ino, name: name)

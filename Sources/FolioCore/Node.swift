@@ -1,6 +1,7 @@
 /// The local record of one item in the namespace: what `stat` shows, where its content is, and what still
 /// has to reach the provider. Persisted by the ``MetadataStore``; keyed by its inode number.
 public struct Node: Hashable, Sendable, Codable {
+    // (Declared in this order to leave no padding: Swift lays a struct out as declared, and every node is kept.)
     /// The inode number, stable for the life of the node. 1 is the full view's root.
     public var ino: UInt64
     /// The item's id, shared with the provider.
@@ -11,8 +12,6 @@ public struct Node: Hashable, Sendable, Codable {
     public var parent: UInt64
     /// The name in the parent.
     public var name: String
-    /// What kind of item this is.
-    public var kind: ItemKind
     /// Content size in bytes of the current committed version.
     public var size: Int64
     /// Last content modification.
@@ -31,14 +30,23 @@ public struct Node: Hashable, Sendable, Codable {
     public var symlinkTarget: String?
     /// The device number (`st_rdev`) of a device node; 0 for every other kind.
     public var device: UInt64
-    /// The content lifecycle state.
-    public var state: ItemState
     /// File name of the current committed version in the content cache; `nil` when not materialized.
     public var contentFile: String?
     /// Local content generation, incremented by every commit.
     public var generation: UInt64
     /// The provider's version this node is based on; `nil` if the item was never uploaded.
     public var remoteVersion: String?
+    /// Other extended attributes (`user.*`), kept with the item.
+    public var xattrs: [String: [UInt8]]
+    /// Ordering key of pending uploads: lower goes first.
+    public var dirtySequence: UInt64
+    /// The container the provider holds the item in (differs from ``container`` while a move across
+    /// containers waits for upload); `nil` if the provider has never seen it.
+    public var remoteContainer: ContainerID?
+    /// The content lifecycle state.
+    public var state: ItemState
+    /// What kind of item this is.
+    public var kind: ItemKind
     /// A rename, move, mode or time change waits for upload.
     public var metadataDirty: Bool
     /// Only the modification time waits for upload: a folder's own time, sent again after a change of ours
@@ -47,13 +55,6 @@ public struct Node: Hashable, Sendable, Codable {
     public var timeDirty: Bool
     /// Kept materialized.
     public var pinned: Bool
-    /// Other extended attributes (`user.*`), kept with the item.
-    public var xattrs: [String: [UInt8]]
-    /// Ordering key of pending uploads: lower goes first.
-    public var dirtySequence: UInt64
-    /// The container the provider holds the item in (differs from ``container`` while a move across
-    /// containers waits for upload); `nil` if the provider has never seen it.
-    public var remoteContainer: ContainerID?
     /// A folder's children were listed from the provider (File Provider's working set): its children in the
     /// tree are the remote's, kept current by changes since the container's anchor. A folder not listed yet is
     /// listed when it is first looked up in or listed; a folder made here is listed by definition. Meaningless

@@ -1,8 +1,36 @@
 /// The nodes of the namespace by inode, with the upload order of those that wait for the uploader and counts
 /// for `folio status`, kept current by every write through the subscript (so picking upload work and answering
 /// `folio status` never scan the whole tree).
+///
+/// Each node is kept in a box of its own: a dictionary keeps its values inline in buckets it leaves up to
+/// five eighths empty, which for a node of some 300 bytes costs more than the node (a box costs a pointer).
 struct NodeTable: Sendable {
-    private var storage: [UInt64: Node] = [:]
+    /// One node, boxed (immutable: a change stores a new box).
+    fileprivate final class Box: Sendable {
+        let node: Node
+        init(_ node: Node) { self.node = node }
+    }
+
+    /// Every node of a table, in no particular order.
+    struct Values: Sequence {
+        fileprivate let boxes: Dictionary<UInt64, Box>.Values
+
+        /// Iterates the nodes.
+        struct Iterator: IteratorProtocol {
+            fileprivate var boxes: Dictionary<UInt64, Box>.Values.Iterator
+
+            /// The next node.
+            mutating func next() -> Node? { boxes.next()?.node }
+        }
+
+        /// Iterates the nodes.
+        func makeIterator() -> Iterator { Iterator(boxes: boxes.makeIterator()) }
+
+        /// Number of nodes.
+        var underestimatedCount: Int { boxes.count }
+    }
+
+    private var storage: [UInt64: Box] = [:]
     /// Inodes whose node has something to upload.
     private(set) var pending: Set<UInt64> = []
     /// Pending inodes in upload order (by the sequence of their latest change).
@@ -15,13 +43,13 @@ struct NodeTable: Sendable {
     private(set) var folderListingCounts: (listed: Int, notListed: Int) = (0, 0)
 
     subscript(ino: UInt64) -> Node? {
-        get { storage[ino] }
+        get { storage[ino]?.node }
         set {
             let old: Node?
             if let newValue {
-                old = storage.updateValue(newValue, forKey: ino)
+                old = storage.updateValue(Box(newValue), forKey: ino)?.node
             } else {
-                old = storage.removeValue(forKey: ino)
+                old = storage.removeValue(forKey: ino)?.node
             }
             count(old, -1)
             count(newValue, 1)
@@ -36,7 +64,7 @@ struct NodeTable: Sendable {
     }
 
     /// Every node.
-    var values: Dictionary<UInt64, Node>.Values { storage.values }
+    var values: Values { Values(boxes: storage.values) }
 
     /// Number of nodes.
     var count: Int { storage.count }
@@ -45,7 +73,7 @@ struct NodeTable: Sendable {
     mutating func removeValue(forKey ino: UInt64) -> Node? {
         pending.remove(ino)
         queue.remove(ino)
-        let removed = storage.removeValue(forKey: ino)
+        let removed = storage.removeValue(forKey: ino)?.node
         count(removed, -1)
         return removed
     }
@@ -70,7 +98,7 @@ struct NodeTable: Sendable {
     /// Takes the pending node changed longest ago out of the upload order (it stays in the table and pending).
     mutating func popOldestPending() -> Node? {
         while let (ino, _) = queue.popOldest() {
-            if let node = storage[ino], node.hasPendingUpload { return node }
+            if let node = storage[ino]?.node, node.hasPendingUpload { return node }
         }
         return nil
     }
@@ -82,7 +110,7 @@ struct NodeTable: Sendable {
 
     /// Puts a pending node taken with ``popOldestPending()`` back into the upload order.
     mutating func requeue(_ ino: UInt64) {
-        guard let node = storage[ino], node.hasPendingUpload else { return }
+        guard let node = storage[ino]?.node, node.hasPendingUpload else { return }
         queue.enqueue(ino, sequence: node.dirtySequence)
     }
 

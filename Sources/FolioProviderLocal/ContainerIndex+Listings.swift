@@ -11,12 +11,15 @@ extension ContainerIndex {
         /// ``stamp(of:)`` of its status when it was seen, if that status is old enough to be trusted (a change in
         /// the same tick of the kernel's coarse clock would leave the same change time): an entry with the same
         /// stamp is unchanged, and need not be read again.
-        var stamp: Int?
+        var stamp: Int? { storedStamp == 0 ? nil : storedStamp }
+        /// ``stamp``, 0 for none (a stamp that hashes to 0 is not kept: that entry is read again). An optional
+        /// would take a word more per item, and some 20 bytes more with the dictionary's empty buckets.
+        private var storedStamp: Int
 
         /// The state of `item`, whose status had `stamp`.
         init(_ item: RemoteItem, stamp: Int? = nil) {
             parentID = item.parentID
-            self.stamp = stamp
+            storedStamp = stamp ?? 0
             var hasher = Hasher()
             hasher.combine(item.name)
             hasher.combine(item.kind)

@@ -50,6 +50,7 @@ public final class FolderLister: FolderListing {
                 fileSystem.recordProviderReachability(online: true, error: nil)
                 if applied {
                     logger.debug("listed folder \(ino) (\(items.count) items)")
+                    MemoryRelease.soon()
                     return .success(())
                 }
                 logger.debug("listing of folder \(ino) raced with our own uploads; listing again")

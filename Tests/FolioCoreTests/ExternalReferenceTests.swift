@@ -246,12 +246,22 @@ final class ExternalReferenceTests: XCTestCase {
 final class RecordingInvalidator: KernelCacheInvalidator, @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [(parent: UInt64, name: String)] = []
+    private var recordedInodes: [UInt64] = []
 
     var entries: [(parent: UInt64, name: String)] { lock.withLock { recorded } }
 
-    func clear() { lock.withLock { recorded.removeAll() } }
+    var inodes: [UInt64] { lock.withLock { recordedInodes } }
 
-    func invalidateInode(_ ino: UInt64) {}
+    func clear() {
+        lock.withLock {
+            recorded.removeAll()
+            recordedInodes.removeAll()
+        }
+    }
+
+    func invalidateInode(_ ino: UInt64) {
+        lock.withLock { recordedInodes.append(ino) }
+    }
 
     func invalidateEntry(parent: UInt64, name: String) {
         lock.withLock { recorded.append((parent, name)) }

@@ -103,6 +103,30 @@ final class ScopedMergeTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.node(try core.ino("B"))?.childrenListed, false)
     }
 
+    /// A folder's first listing tells the kernel to drop the folder's listing (one shown while offline), not each
+    /// new name (it never had them: 1,000 notifications for a folder of 1,000); a listing again invalidates what
+    /// changed, name by name.
+    func testFirstListingInvalidatesTheFolderNotEachName() async throws {
+        let core = try CoreHarness()
+        let fs = core.fileSystem
+        let invalidations = RecordingInvalidator()
+        fs.connect(materializer: nil, uploader: nil, invalidator: invalidations)
+        try fs.applyFolderListing(FolioFileSystem.rootIno, items: [folder("A", "A")])
+        let a = try core.ino("A")
+        invalidations.clear()
+        XCTAssertTrue(try fs.applyFolderListing(a, items: [file("a1", in: ItemID("A"), "a1"),
+                                                           file("a2", in: ItemID("A"), "a2")]))
+        XCTAssertEqual(try core.list("A"), ["a1", "a2"])
+        XCTAssertTrue(invalidations.entries.isEmpty, "new names of a first listing: \(invalidations.entries)")
+        XCTAssertEqual(invalidations.inodes, [a], "the folder's listing is dropped")
+
+        invalidations.clear()
+        XCTAssertTrue(try fs.applyFolderListing(a, items: [file("a1", in: ItemID("A"), "a1"),
+                                                           file("a2", in: ItemID("A"), "a2"),
+                                                           file("a3", in: ItemID("A"), "a3")]))
+        XCTAssertEqual(invalidations.entries.map(\.name), ["a3"], "a listing again names what changed")
+    }
+
     /// A listing taken before one of our own uploads landed is set aside (it would undo the upload).
     func testFolderListingRacingAnUploadIsSetAside() async throws {
         let core = try CoreHarness()
