@@ -59,7 +59,7 @@ extension FolioFileSystem {
             state.unconfirmedListings.remove(folder)
             // A change set fetched before this listing is older than it: set aside and fetched again (it could
             // say deleted of a child this listing found moved here).
-            state.remoteEpoch += 1
+            state.sync.remoteChanged()
             let firstListing = !node.childrenListed
             if firstListing {
                 node.childrenListed = true
@@ -107,14 +107,14 @@ extension FolioFileSystem {
             state.anchors[container] = changes.anchor
             // A folder listing fetched before this change set is older than the anchor now: set aside and taken
             // again (a child the change set passed over, its folder not listed yet, would be lost otherwise).
-            state.remoteEpoch += 1
+            state.sync.remoteChanged()
         }
     }
 
     /// The items whose remote state has to be taken again, outside any change set (a delete of ours the remote
     /// refused: the item changed there), with their containers.
     public func itemsToTakeAgain() -> [(id: ItemID, container: ContainerID)] {
-        state.withLock { state in state.itemsToTakeAgain.map { (id: $0.key, container: $0.value) } }
+        state.withLock { state in state.sync.itemsToTakeAgain.map { (id: $0.key, container: $0.value) } }
     }
 
     /// Merges the remote state of one item taken again (``itemsToTakeAgain()``): `item` `nil` if the remote no
@@ -125,7 +125,7 @@ extension FolioFileSystem {
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
             // (The merge may ask for it again: a name still taken, a save still undecided.)
-            state.itemsToTakeAgain[id] = nil
+            state.sync.takingAgain(id)
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             return mergeRemote(
@@ -141,7 +141,7 @@ extension FolioFileSystem {
         applied: ((inout State) -> Void)? = nil
     ) throws(FolioError) -> Bool {
         let outcome = try state.withLock { state throws(FolioError) -> MergeOutcome? in
-            if let epoch, epoch != state.remoteEpoch { return nil }
+            if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
             try persist(batch, state: &state)
@@ -213,7 +213,7 @@ extension FolioFileSystem {
                 }
                 progress = true
                 looked.insert(item.id)
-                if state.tombstones[item.id] != nil || state.deletesInFlight.contains(item.id) { continue }
+                if state.tombstones[item.id] != nil || state.sync.deletesInFlight.contains(item.id) { continue }
                 let parentIno = item.parentID == nil ? rootIno : state.byItemID[parentID]
                 guard let parentIno, let parent = state.nodes[parentIno], parent.kind == .directory,
                       scope == .container || parent.childrenListed else {
@@ -258,7 +258,7 @@ extension FolioFileSystem {
             if state.child(parentIno, item.name) != nil {
                 // The name is still taken (by an item this merge may yet remove, or a local one): taken again
                 // after it, never lost with the anchor moving on.
-                state.itemsToTakeAgain[item.id] = container
+                state.sync.takeAgain(item.id, in: container)  // (by the poll running now, at its end)
                 return
             }
             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
@@ -286,17 +286,23 @@ extension FolioFileSystem {
             // An editor's save may still make a new file take the item over from the version this device had:
             // the remote change waits until the save is decided (a refresh when its window ends), then is an
             // update or, if the item changed here, a conflict.
-            state.remoteChangesWaitForSave = true
-            state.itemsToTakeAgain[item.id] = container  // the anchor moves on: taken again once decided
+            state.sync.remoteChangeWaitsForSave(item.id, in: container)  // the anchor moves on: taken again then
             return
         }
         if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
-           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
+           !state.sync.uploadsInFlight.contains(node.itemID), !state.sync.uncertainUploads.contains(node.itemID),
            node.state.hasPendingLocalVersion {
             // Changed on the remote and here: a conflict; the sync engine keeps both versions.
-            state.conflictFetches.insert(node.itemID)
+            _ = state.sync.conflictFound(node.itemID)  // the keeper is woken once the merge is applied
             if node.state != .conflicted {
-                node.state = .conflicted
+                do {
+                    try node.apply(.conflictDetected)
+                } catch {
+                    // (Every state with a pending local version allows it.) It waits for the next look.
+                    logger.error("\(node.name) stays \(node.state.name): \(error)")
+                    state.sync.takeAgain(item.id, in: container)
+                    return
+                }
                 state.nodes[ino] = node
                 batch.upserts.append(node)
             }
@@ -305,18 +311,25 @@ extension FolioFileSystem {
         }
         // Our own metadata change may have landed unseen (its answer lost, or the daemon killed before its
         // outcome was stored): then the remote has exactly our time and size.
-        let maybeOurs = state.uncertainUploads.contains(node.itemID) && item.size == node.size
+        let maybeOurs = state.sync.uncertainUploads.contains(node.itemID) && item.size == node.size
             && item.modificationTime == node.modificationTime
         if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
            node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
-           !state.uploadsInFlight.contains(node.itemID), !maybeOurs {
+           !state.sync.uploadsInFlight.contains(node.itemID), !maybeOurs {
             // New content on the remote while only a metadata change of ours waits (a metadata change never
             // conflicts): the content is taken; the local name, mode and time stay, to be sent.
+            do {
+                try node.apply(.remoteContentChanged)
+            } catch {
+                // (No local version is pending, and such a state allows it.) Left as it is for the next look.
+                logger.error("\(node.name) keeps its content: \(error)")
+                state.sync.takeAgain(item.id, in: container)
+                return
+            }
             if let file = node.contentFile, state.openCount(ino) == 0 {
                 discardContent(file, state: &state)
             }
             node.contentFile = nil
-            node.state = .placeholder
             node.size = item.size
             node.remoteVersion = item.version
             state.nodes[ino] = node
@@ -330,8 +343,17 @@ extension FolioFileSystem {
         let contentChanged = node.remoteVersion != item.version && node.kind == .file
         let moved = node.parent != parentIno || node.name != item.name
         if moved, state.child(parentIno, item.name) != nil {
-            state.itemsToTakeAgain[item.id] = container  // after what holds the name now goes, or moves
+            state.sync.takeAgain(item.id, in: container)  // after what holds the name now goes, or moves
             return
+        }
+        if contentChanged {
+            do {
+                try node.apply(.remoteContentChanged)  // (written below with the rest, if nothing stops it)
+            } catch {
+                // Only a `failed` file gets here (nothing else of it waits): its local version is kept.
+                logger.error("\(node.name) keeps its content: \(error)")
+                return
+            }
         }
         let origin = (parent: node.parent, name: node.name)
         let unmerged = node
@@ -360,7 +382,6 @@ extension FolioFileSystem {
                 discardContent(file, state: &state)
             }
             node.contentFile = nil
-            node.state = .placeholder
             node.size = item.size
             outcome.invalidations.append((ino, nil))
         }
@@ -390,7 +411,7 @@ extension FolioFileSystem {
     /// tree: nothing about it waits for upload or for a decision.
     private func isClean(_ node: Node, state: borrowing State) -> Bool {
         node.remoteVersion != nil
-            && (!node.hasPendingUpload || (node.waitsOnlyForTime && !state.uploadsInFlight.contains(node.itemID)))
+            && (!node.hasPendingUpload || (node.waitsOnlyForTime && !state.sync.uploadsInFlight.contains(node.itemID)))
             && !node.itemID.isContainerRoot && !node.kind.isLocalOnly && node.state != .conflicted
     }
 
@@ -449,14 +470,13 @@ extension FolioFileSystem {
             guard let parentIno, let ino = state.child(parentIno, item.name), var node = state.nodes[ino],
                 node.kind == .file, node.remoteVersion != nil, !node.metadataDirty,
                 (node.remoteContainer ?? node.container) == container, isGone(node.itemID),
-                !state.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
-                state.tombstones[item.id] == nil, !state.deletesInFlight.contains(item.id)
+                !state.sync.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
+                state.tombstones[item.id] == nil, !state.sync.deletesInFlight.contains(item.id)
             else { continue }
             logger.info("\(node.name) was replaced on the remote: the same document, changed (now \(item.id))")
             let previous = node.itemID
             state.byItemID[previous] = nil
-            state.uncertainUploads.remove(previous)
-            state.conflictFetches.remove(previous)
+            state.sync.itemReplaced(previous)
             node.itemID = item.id
             state.byItemID[item.id] = ino
             state.nodes[ino] = node

@@ -31,8 +31,8 @@ public struct Node: Hashable, Sendable, Codable {
     public var symlinkTarget: String?
     /// The device number (`st_rdev`) of a device node; 0 for every other kind.
     public var device: UInt64
-    /// The content lifecycle state.
-    public var state: ItemState
+    /// The content lifecycle state: changed only by ``apply(_:)`` once the node exists.
+    public private(set) var state: ItemState
     /// File name of the current committed version in the content cache; `nil` when not materialized.
     public var contentFile: String?
     /// Local content generation, incremented by every commit.
@@ -97,13 +97,19 @@ public struct Node: Hashable, Sendable, Codable {
         self.dirtySequence = dirtySequence
     }
 
+    /// Moves the state by `event` (``ItemState/applying(_:)``, the only writer of ``state``); an event the state
+    /// does not allow leaves it as it is and throws.
+    public mutating func apply(_ event: ItemState.Event) throws(FolioError) {
+        state = try state.applying(event)
+    }
+
     /// The provider deleted the item while it had local changes: the local version is kept and uploaded as a
-    /// new create, as the next change in upload order (`sequence`).
-    mutating func prepareToBeCreatedAgain(sequence: UInt64) {
+    /// new create (a new generation), as the next change in upload order (`sequence`).
+    mutating func prepareToBeCreatedAgain(sequence: UInt64) throws(FolioError) {
+        try apply(.committed(generation: generation + 1))
         remoteVersion = nil
         remoteContainer = nil
         generation += 1
-        state = .dirty(generation: generation)
         dirtySequence = sequence
     }
 
