@@ -254,7 +254,7 @@ extension FolioFileSystem {
         _ item: RemoteItem, into parentIno: UInt64, container: ContainerID, scope: MergeScope,
         outcome: inout MergeOutcome, batch: inout StoreBatch, state: inout State
     ) {
-        guard let ino = state.byItemID[item.id], var node = state.nodes[ino] else {
+        guard let ino = state.byItemID[item.id], let node = state.nodes[ino] else {
             if state.child(parentIno, item.name) != nil {
                 // The name is still taken (by an item this merge may yet remove, or a local one): taken again
                 // after it, never lost with the anchor moving on.
@@ -277,125 +277,61 @@ extension FolioFileSystem {
             if !node.childrenListed, scope != .container { state.foldersNewFromRemote.insert(node.ino) }
             return
         }
-        if scope == .container, node.kind == .directory, !node.childrenListed {
-            node.childrenListed = true
-            state.nodes[ino] = node
-            batch.upserts.append(node)
-        }
-        if item.version != node.remoteVersion, state.saves.isHeld(node.itemID, now: saveNow) {
+        let surroundings = KnownItemMerge.Surroundings(
+            heldBySave: state.saves.isHeld(node.itemID, now: saveNow),
+            nameTaken: state.child(parentIno, item.name) != nil,
+            folderTimeMayBeEcho: node.kind == .directory && !node.timeDirty && folderTimeMayBeEcho(ino, state: state))
+        let merged = KnownItemMerge.merge(
+            item, into: node, parent: parentIno, container: container, scope: scope, book: state.sync,
+            surroundings: surroundings)
+        apply(merged, of: item, to: node, in: parentIno, container: container, outcome: &outcome, batch: &batch,
+              state: &state)
+    }
+
+    /// Applies the merge of a known item (``KnownItemMerge``): the bookkeeping it asks for, the node's new place
+    /// and content, its row, and what is invalidated and replayed.
+    private func apply(
+        _ merged: KnownItemMerge, of item: RemoteItem, to node: Node, in parentIno: UInt64, container: ContainerID,
+        outcome: inout MergeOutcome, batch: inout StoreBatch, state: inout State
+    ) {
+        let ino = node.ino
+        if let error = merged.error { logger.error("\(node.name) keeps its state \(node.state.name): \(error)") }
+        switch merged.outcome {
+        case .waitForSave:
             // An editor's save may still make a new file take the item over from the version this device had:
             // the remote change waits until the save is decided (a refresh when its window ends), then is an
-            // update or, if the item changed here, a conflict.
-            state.sync.remoteChangeWaitsForSave(item.id, in: container)  // the anchor moves on: taken again then
-            return
-        }
-        if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
-           !state.sync.uploadsInFlight.contains(node.itemID), !state.sync.uncertainUploads.contains(node.itemID),
-           node.state.hasPendingLocalVersion {
-            // Changed on the remote and here: a conflict; the sync engine keeps both versions.
+            // update or, if the item changed here, a conflict. The anchor moves on: taken again then.
+            state.sync.remoteChangeWaitsForSave(item.id, in: container)
+        case .takeAgain:
+            state.sync.takeAgain(item.id, in: container)  // (by the poll running now, at its end)
+        case .conflict:
             _ = state.sync.conflictFound(node.itemID)  // the keeper is woken once the merge is applied
-            if node.state != .conflicted {
-                do {
-                    try node.apply(.conflictDetected)
-                } catch {
-                    // (Every state with a pending local version allows it.) It waits for the next look.
-                    logger.error("\(node.name) stays \(node.state.name): \(error)")
-                    state.sync.takeAgain(item.id, in: container)
-                    return
-                }
-                state.nodes[ino] = node
-                batch.upserts.append(node)
-            }
             outcome.conflictSeen = true
-            return
+        case .unchanged, .updated:
+            break
         }
-        // Our own metadata change may have landed unseen (its answer lost, or the daemon killed before its
-        // outcome was stored): then the remote has exactly our time and size.
-        let maybeOurs = state.sync.uncertainUploads.contains(node.itemID) && item.size == node.size
-            && item.modificationTime == node.modificationTime
-        if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
-           node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
-           !state.sync.uploadsInFlight.contains(node.itemID), !maybeOurs {
-            // New content on the remote while only a metadata change of ours waits (a metadata change never
-            // conflicts): the content is taken; the local name, mode and time stay, to be sent.
-            do {
-                try node.apply(.remoteContentChanged)
-            } catch {
-                // (No local version is pending, and such a state allows it.) Left as it is for the next look.
-                logger.error("\(node.name) keeps its content: \(error)")
-                state.sync.takeAgain(item.id, in: container)
-                return
-            }
-            if let file = node.contentFile, state.openCount(ino) == 0 {
-                discardContent(file, state: &state)
-            }
-            node.contentFile = nil
-            node.size = item.size
-            node.remoteVersion = item.version
-            state.nodes[ino] = node
-            batch.upserts.append(node)
-            outcome.invalidations.append((ino, nil))
-            outcome.replays.append(.changed(ino: ino, content: true))
-            return
-        }
-        // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
-        guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else { return }
-        let contentChanged = node.remoteVersion != item.version && node.kind == .file
-        let moved = node.parent != parentIno || node.name != item.name
-        if moved, state.child(parentIno, item.name) != nil {
-            state.sync.takeAgain(item.id, in: container)  // after what holds the name now goes, or moves
-            return
-        }
-        if contentChanged {
-            do {
-                try node.apply(.remoteContentChanged)  // (written below with the rest, if nothing stops it)
-            } catch {
-                // Only a `failed` file gets here (nothing else of it waits): its local version is kept.
-                logger.error("\(node.name) keeps its content: \(error)")
-                return
-            }
-        }
-        let origin = (parent: node.parent, name: node.name)
-        let unmerged = node
-        // (A folder's time follows its children: their own replays say enough.)
-        let attributesChanged = node.mode != item.mode
-            || (node.kind != .directory && node.modificationTime != item.modificationTime)
-        if moved {
+        if let origin = merged.origin {
             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
-            state.children[node.parent]?[node.name] = nil
-            outcome.invalidations.append((node.parent, node.name))
-            node.parent = parentIno
-            node.name = item.name
+            state.children[origin.parent]?[origin.name] = nil
+            outcome.invalidations.append((origin.parent, origin.name))
             state.children[parentIno, default: [:]][item.name] = ino
             outcome.invalidations.append((parentIno, item.name))
         }
-        node.mode = item.mode
-        if node.kind != .directory || (!node.timeDirty && !folderTimeMayBeEcho(ino, state: state)) {
-            node.modificationTime = item.modificationTime
+        if let file = merged.droppedContent, state.openCount(ino) == 0 {
+            discardContent(file, state: &state)
         }
-        node.symlinkTarget = item.symlinkTarget
-        node.remoteVersion = item.version
-        node.container = container
-        node.remoteContainer = container
-        if contentChanged {
-            if let file = node.contentFile, state.openCount(ino) == 0 {
-                discardContent(file, state: &state)
-            }
-            node.contentFile = nil
-            node.size = item.size
-            outcome.invalidations.append((ino, nil))
-        }
+        if merged.contentReplaced { outcome.invalidations.append((ino, nil)) }
         // Written only when something changed: a listing of a thousand unchanged children writes no row.
-        if node != unmerged {
-            state.nodes[ino] = node
-            batch.upserts.append(node)
+        if merged.node != node {
+            state.nodes[ino] = merged.node
+            batch.upserts.append(merged.node)
         }
-        if moved {
+        if let origin = merged.origin {
             outcome.replays.append(.moved(
                 ino: ino, fromParent: origin.parent, fromName: origin.name, toParent: parentIno, toName: item.name))
         }
-        if contentChanged || attributesChanged {
-            outcome.replays.append(.changed(ino: ino, content: contentChanged))
+        if merged.contentReplaced || merged.attributesChanged {
+            outcome.replays.append(.changed(ino: ino, content: merged.contentReplaced))
         }
     }
 

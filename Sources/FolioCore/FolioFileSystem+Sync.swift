@@ -135,8 +135,10 @@ extension FolioFileSystem {
                     // The node stays the placeholder it was (no longer downloading).
                     logger.error("cannot record materialized \(node.name): \(error)")
                     node = placeholder
-                    if (try? node.apply(.materializeFailed)) == nil {
-                        logger.error("\(node.name) stays \(node.state.name)")
+                    do {
+                        try node.apply(.materializeFailed)
+                    } catch {
+                        logger.error("\(node.name) stays \(node.state.name): \(error)")  // (placeholders allow it)
                     }
                     state.nodes[ticket.ino] = node
                     cache.remove(ticket.fileName)
