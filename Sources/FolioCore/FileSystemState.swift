@@ -10,18 +10,15 @@ struct State: Sendable {
     var saves = SaveTracker()
     /// When the uploader is woken next because a save's window ends.
     var saveWindowTimer: SaveTracker.Moment?
-    /// Whether an enumeration left a remote change to an item a save holds for later (a refresh is asked for
-    /// when a window ends).
-    var remoteChangesWaitForSave = false
     /// External references by folder: name → the item each opens.
     var references: [UInt64: [String: ItemID]] = [:]
     /// How many references open each item (the item's link count beyond its own name).
     var referenceCounts: [ItemID: Int] = [:]
     /// Conflict versions by item.
     var conflicts: [ItemID: [ConflictVersion]] = [:]
-    /// Conflicted items whose remote version the sync engine has to fetch (new conflicts, and conflicts whose
-    /// remote side changed again); a conflict waiting for the user costs nothing.
-    var conflictFetches: Set<ItemID> = []
+    /// The sync engine's bookkeeping: uploads and deletes in flight, uncertain uploads, conflict fetches, what
+    /// waits and what is taken again (``SyncBook``).
+    var sync = SyncBook()
     /// Recents and the inodes of virtual folders.
     var virtual = VirtualFolderState()
     var values: [String: String] = [:]
@@ -40,24 +37,6 @@ struct State: Sendable {
     var progress: [UInt64: (done: Int64, total: Int64)] = [:]
     var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
     var directoryListings: [UInt64: [ListedEntry]] = [:]
-    /// Items whose upload is in flight (by item id: an atomic save moves an id to another inode).
-    var uploadsInFlight: Set<ItemID> = []
-    var deletesInFlight: Set<ItemID> = []
-    /// Folders whose time on the remote the item's next upload or delete changes besides its parent's by a
-    /// create or new content (it leaves them, or is renamed in them): their own time is sent again once it
-    /// lands. Not persisted.
-    var foldersChanged: [ItemID: Set<UInt64>] = [:]
-    /// Folders whose time was to be sent again while an upload of theirs ran: that upload does not clear
-    /// `timeDirty`. Not persisted.
-    var folderTimesResentInFlight: Set<ItemID> = []
-    /// Whether upload work was held back since the uploader last asked because its content could not be opened
-    /// for a passing reason (``FolioFileSystem/takeDeferredUploads()``).
-    var uploadsDeferred = false
-    /// How many times upload work was held back that way.
-    var deferredUploadCount = 0
-    /// Items whose last upload failed in a way that leaves its outcome unknown (the reply may have been lost
-    /// after the provider made the change): a remote version change of theirs may be our own.
-    var uncertainUploads: Set<ItemID> = []
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.
     var metadataEpochs: [UInt64: UInt64] = [:]
     /// Nodes whose rows the next group write stores as they are then (or deletes, if they left the namespace).
@@ -70,25 +49,12 @@ struct State: Sendable {
     /// The error of the last failed write to the store, until a write succeeds again: meanwhile every change
     /// is written at once, so the operation that cannot be stored fails and leaves the tree unchanged.
     var storeFailure: FolioError?
-    /// Bumped by every upload that changed the provider: an enumeration taken before a bump is stale.
-    var remoteEpoch: UInt64 = 0
-    /// Why the last upload of an item failed in a way that clears by itself, and what it waits for (for
-    /// `folio status`), until an upload of it succeeds.
-    var uploadWaits: [UInt64: String] = [:]
-    /// Folder creates and metadata-only changes the remote refused in a way only the user can clear (they have
-    /// no content state to make `failed`): the sequence of the change refused, and why. Not uploaded again while
-    /// the node's `dirtySequence` is that one: until `folio retry`, a new change, or the next mount.
-    var uploadsNeedingUser: [UInt64: (sequence: UInt64, reason: String)] = [:]
     /// Folders not listed yet that appeared by a remote change since start (their creation was replayed to
     /// watchers): their first listing is replayed too. Not persisted.
     var foldersNewFromRemote: Set<UInt64> = []
     /// Folders listed by an earlier run of the daemon: the remote may have changed by hand while no daemon ran
     /// (where no change journal saw it), so each is listed again when first looked at in this run.
     var unconfirmedListings: Set<UInt64> = []
-    /// Items whose remote state is taken again outside any change set, by container: a delete of ours the remote
-    /// refused because the item changed there (that change may have come by while the delete waited, and been
-    /// passed over then).
-    var itemsToTakeAgain: [ItemID: ContainerID] = [:]
     /// The sync anchor of each container (``Provider/changes(in:since:)`` is asked from it), as stored.
     var anchors: [ContainerID: SyncAnchor] = [:]
     /// Provider reachability as last seen by the services.
@@ -207,15 +173,15 @@ struct State: Sendable {
     }
 
     /// Whether the pending change of `node` is one the remote refused until the user acts
-    /// (``uploadsNeedingUser``): not changed since.
+    /// (``SyncBook/uploadsNeedingUser``): not changed since.
     func isHeldForUser(_ node: Node) -> Bool {
-        uploadsNeedingUser[node.ino]?.sequence == node.dirtySequence
+        sync.isHeldForUser(node.ino, sequence: node.dirtySequence)
     }
 
     /// How many pending nodes wait for the user: `failed`, held for the user, or inside folders not created yet
     /// whose create is held.
     var uploadsWaitingForUser: Int {
-        if uploadsNeedingUser.isEmpty && nodes.failed.isEmpty { return 0 }
+        if sync.uploadsNeedingUser.isEmpty && nodes.failed.isEmpty { return 0 }
         return nodes.pending.lazy.filter { ino in
             var next = nodes[ino]
             while let node = next {
@@ -244,8 +210,8 @@ struct State: Sendable {
     /// remote delete, or the item comes back from the remote.
     func mayExistRemotely(_ node: Node) -> Bool {
         guard !node.kind.isLocalOnly else { return false }
-        return node.remoteVersion != nil || uploadsInFlight.contains(node.itemID)
-            || uncertainUploads.contains(node.itemID)
+        return node.remoteVersion != nil || sync.uploadsInFlight.contains(node.itemID)
+            || sync.uncertainUploads.contains(node.itemID)
     }
 
     /// The number of open handles of a node.

@@ -36,7 +36,7 @@ extension FolioFileSystem {
     public func conflictedItems() -> [ConflictedItem] {
         state.withLock { state in
             var found: [ConflictedItem] = []
-            for itemID in state.conflictFetches {
+            for itemID in state.sync.conflictFetches {
                 guard let ino = state.byItemID[itemID], let node = state.nodes[ino], node.state == .conflicted else {
                     continue
                 }
@@ -50,7 +50,7 @@ extension FolioFileSystem {
 
     /// The sync engine looked at a conflicted item's remote side and found nothing new.
     public func settleConflictFetch(_ itemID: ItemID) {
-        _ = state.withLock { $0.conflictFetches.remove(itemID) }
+        state.withLock { $0.sync.conflictSettled(itemID) }
     }
 
     /// Keeps the remote's content of a conflicted item (downloaded to `fileName` in the content cache) as a
@@ -67,7 +67,7 @@ extension FolioFileSystem {
                 itemID: node.itemID, remoteVersion: remote.version, size: size,
                 modificationTime: remote.modificationTime, contentFile: fileName)
             node.remoteVersion = remote.version
-            node.state = .conflicted
+            try node.apply(.conflictDetected)
             var batch = StoreBatch()
             batch.conflictUpserts = [version]
             batch.upserts = [node]
@@ -75,7 +75,7 @@ extension FolioFileSystem {
             state.nodes[ino] = node
             state.conflicts[node.itemID, default: []].removeAll { $0.remoteVersion == remote.version }
             state.conflicts[node.itemID, default: []].append(version)
-            state.conflictFetches.remove(node.itemID)
+            state.sync.conflictSettled(node.itemID)
             logger.warning("\(node.name) changed on the remote and here: both versions are kept (folio versions)")
         }
         invalidator?.invalidateInode(ino)
@@ -97,12 +97,12 @@ extension FolioFileSystem {
     public func recreateDeletedItem(_ ino: UInt64) throws(FolioError) {
         try state.withLock { state throws(FolioError) in
             guard var node = state.nodes[ino] else { return }
-            node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
+            try node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
             var batch = StoreBatch()
             batch.upserts = [node]
             try persist(batch, state: &state)
             state.nodes[ino] = node
-            state.conflictFetches.remove(node.itemID)
+            state.sync.conflictSettled(node.itemID)
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
         }
         notifyUploader()
@@ -164,7 +164,7 @@ extension FolioFileSystem {
             switch keep {
             case .local, .both:
                 node.generation += 1
-                node.state = .dirty(generation: node.generation)
+                try node.apply(.committed(generation: node.generation))
                 node.dirtySequence = state.allocateSequence()
                 if keep == .local {
                     removedFiles = conflicts.map(\.contentFile)
@@ -181,7 +181,7 @@ extension FolioFileSystem {
                 node.modificationTime = newest.modificationTime
                 node.remoteVersion = newest.remoteVersion
                 node.generation += 1
-                node.state = .materialized
+                try node.apply(.remoteVersionKept)
                 node.metadataDirty = false
             }
             batch.upserts = [node] + siblings
@@ -189,7 +189,7 @@ extension FolioFileSystem {
             state.nodes[ino] = node
             for sibling in siblings { state.insert(sibling) }
             state.conflicts[node.itemID] = nil
-            state.conflictFetches.remove(node.itemID)
+            state.sync.conflictSettled(node.itemID)
             state.pageCaches[ino] = nil
             for file in removedFiles { discardContent(file, state: &state) }
             return [ino, node.parent]

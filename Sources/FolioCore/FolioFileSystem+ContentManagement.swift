@@ -165,7 +165,13 @@ extension FolioFileSystem {
     /// Drops `node`'s local content; returns the bytes freed. The caller checked ``evictionRefusal``.
     private func evictNow(_ node: Node, state: inout State) -> Int64 {
         var placeholder = node
-        placeholder.state = (try? node.state.applying(.evicted)) ?? .placeholder
+        do {
+            try placeholder.apply(.evicted)
+        } catch {
+            // ``evictionRefusal`` let only clean content through: anything else keeps its content.
+            logger.error("not evicting \(node.name): \(error)")
+            return 0
+        }
         placeholder.contentFile = nil
         state.nodes[node.ino] = placeholder
         state.pageCaches[node.ino] = nil

@@ -9,9 +9,9 @@ extension FolioFileSystem {
         guard var folder = state.nodes[ino], folder.kind == .directory, !folder.itemID.isContainerRoot,
               folder.remoteVersion != nil, !folder.kind.isLocalOnly else { return }
         // A change of the folder already waiting sends its time anyway; one in flight must go once more.
-        let inFlight = state.uploadsInFlight.contains(folder.itemID)
+        let inFlight = state.sync.uploadsInFlight.contains(folder.itemID)
         if (folder.metadataDirty || folder.timeDirty) && !inFlight { return }
-        if inFlight { state.folderTimesResentInFlight.insert(folder.itemID) }
+        _ = state.sync.folderTimeResent(folder.itemID)
         logger.debug("the time of folder \(folder.name) (inode \(ino)) is sent again after a change inside it")
         folder.timeDirty = true
         folder.dirtySequence = state.allocateSequence()
@@ -38,18 +38,21 @@ extension FolioFileSystem {
     /// local time, which must still be the folder's own): an upload or delete in flight of an item in it, or
     /// of one that left it or was renamed in it.
     func folderTimeMayBeEcho(_ ino: UInt64, state: borrowing State) -> Bool {
-        for id in state.deletesInFlight where state.foldersChanged[id]?.contains(ino) ?? false { return true }
-        for id in state.uploadsInFlight {
-            if state.foldersChanged[id]?.contains(ino) ?? false { return true }
+        if state.sync.mayEchoFolderTime(ino) { return true }
+        for id in state.sync.uploadsInFlight {
             if let child = state.byItemID[id], state.nodes[child]?.parent == ino { return true }
         }
         return false
     }
 
-    /// An upload or delete of `itemID` landed: the times of the folders it changed are sent again.
-    func resendFolderTimes(changedBy itemID: ItemID, state: inout State) {
-        for folder in state.foldersChanged.removeValue(forKey: itemID) ?? [] {
-            resendFolderTime(folder, state: &state)
+    /// Performs what a change of the sync book asks for (``SyncBook/Action``), under the core's lock.
+    func perform(_ actions: [SyncBook.Action], state: inout State) {
+        for action in actions {
+            switch action {
+            case .refreshSoon: refresher?.refreshSoon()
+            case .fetchConflicts: keeper?.contentChanged()
+            case .resendFolderTime(let folder): resendFolderTime(folder, state: &state)
+            }
         }
     }
 }

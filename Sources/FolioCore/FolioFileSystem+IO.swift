@@ -237,8 +237,8 @@ extension FolioFileSystem {
             do throws(FolioError) {
                 node = try addChild(
                     parent: parent, name: name, kind: .file, permissions: permissions, context: context, state: &state
-                ) { node in
-                    node.state = .dirty(generation: 1)
+                ) { (node: inout Node) throws(FolioError) in
+                    try node.apply(.committed(generation: 1))
                     node.contentFile = ContentCache.emptyVersion
                     node.generation = 1
                 }
@@ -549,7 +549,7 @@ extension FolioFileSystem {
             node.contentFile = session.fileName
             node.size = session.size
             node.generation += 1
-            node.state = try node.state.applying(.committed(generation: node.generation))
+            try node.apply(.committed(generation: node.generation))
             node.modificationTime = session.explicitModificationTime ?? now
             node.changeTime = now
             node.dirtySequence = state.allocateSequence()

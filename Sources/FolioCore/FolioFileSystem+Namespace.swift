@@ -142,7 +142,7 @@ extension FolioFileSystem {
     /// times), then the namespace. `configure` sets kind-specific fields before anything is stored.
     func addChild(
         parent: UInt64, name: String, kind: ItemKind, permissions: UInt32, context: RequestContext,
-        state: inout State, configure: (inout Node) -> Void = { _ in }
+        state: inout State, configure: (inout Node) throws(FolioError) -> Void = { _ in }
     ) throws(FolioError) -> Node {
         try refuseVirtual(parent)
         guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
@@ -160,7 +160,7 @@ extension FolioFileSystem {
             gid: context.gid, state: .materialized, dirtySequence: state.allocateSequence())
         if directory.mode & 0o2000 != 0 { node.gid = directory.gid }
         node.pinned = directory.pinned
-        configure(&node)
+        try configure(&node)
         var updatedParent = directory
         updatedParent.modificationTime = now
         updatedParent.changeTime = now
@@ -313,7 +313,7 @@ extension FolioFileSystem {
         }
         if let tombstone {
             state.tombstones[tombstone.itemID] = tombstone
-            state.foldersChanged[tombstone.itemID, default: []].insert(node.parent)
+            state.sync.recordFoldersChanged([node.parent], by: tombstone.itemID)
         }
         for reference in references {
             state.removeReference(at: reference.location)
@@ -449,7 +449,7 @@ extension FolioFileSystem {
                             sequence: state.allocateSequence())
                         batch.tombstoneUpserts.append(old)
                         state.tombstones[old.itemID] = old
-                        state.foldersChanged[old.itemID, default: []].insert(source.parent)
+                        state.sync.recordFoldersChanged([source.parent], by: old.itemID)
                     }
                     state.byItemID[source.itemID] = nil
                     source.itemID = target.itemID
@@ -458,7 +458,7 @@ extension FolioFileSystem {
                     source.pinned = target.pinned
                     source.xattrs = target.xattrs.merging(source.xattrs) { _, new in new }
                     source.generation = max(source.generation, target.generation) + 1
-                    source.state = .dirty(generation: source.generation)
+                    try source.apply(.committed(generation: source.generation))
                     // Detach the target without a tombstone: its item lives on in `source`.
                     batch.deletes.append(targetIno)
                     state.detach(targetIno)
@@ -473,7 +473,7 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
-            state.foldersChanged[source.itemID, default: []].formUnion([oldParent, newParent])
+            state.sync.recordFoldersChanged([oldParent, newParent], by: source.itemID)
             source.parent = newParent
             source.name = newName
             source.changeTime = now

@@ -42,9 +42,15 @@ extension FolioFileSystem {
             } else {
                 state.progress[ino] = nil
             }
-            let next = (try? node.state.applying(fetching ? .materializeStarted : .materializeFailed)) ?? node.state
-            guard next != node.state else { return }
-            node.state = next
+            let previous = node.state
+            do {
+                try node.apply(fetching ? .materializeStarted : .materializeFailed)
+            } catch {
+                // (Only placeholders get here, which allow both.) The state stays as it is.
+                logger.error("download of \(node.name) not recorded: \(error)")
+                return
+            }
+            guard node.state != previous else { return }
             if state.nodes[ino] != nil { state.nodes[ino] = node } else { state.orphans[ino] = node }
         }
     }
@@ -68,8 +74,8 @@ extension FolioFileSystem {
             var info = stat()
             if stat(cache.path(of: fileName).string, &info) == 0 { node.size = Int64(info.st_size) }
             node.contentFile = fileName
-            node.state = (try? node.state.applying(.materializeFinished)) ?? .materialized
             do {
+                try node.apply(.materializeFinished)
                 try save(node, state: &state)
             } catch {
                 logger.error("cannot record materialized \(node.name): \(error)")
@@ -90,8 +96,12 @@ extension FolioFileSystem {
     /// collection. A node left `materializing` by a crash is a placeholder again.
     func resumableDownloadFiles(state: inout State) -> Set<String> {
         for var node in state.nodes.values.filter({ $0.state == .materializing }) {
-            node.state = .placeholder
-            state.nodes[node.ino] = node
+            do {
+                try node.apply(.materializeFailed)
+                state.nodes[node.ino] = node
+            } catch {
+                logger.error("\(node.name) stays \(node.state.name): \(error)")  // (materializing allows it)
+            }
         }
         var kept: Set<String> = []
         for name in cache.allFiles() where name.hasSuffix(PartialContentRecord.suffix) {

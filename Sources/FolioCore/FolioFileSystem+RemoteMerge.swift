@@ -64,7 +64,7 @@ extension FolioFileSystem {
             state.unconfirmedListings.remove(folder)
             // A change set fetched before this listing is older than it: set aside and fetched again (it could
             // say deleted of a child this listing found moved here).
-            state.remoteEpoch += 1
+            state.sync.remoteChanged()
             let firstListing = !node.childrenListed
             if firstListing {
                 node.childrenListed = true
@@ -126,14 +126,14 @@ extension FolioFileSystem {
             state.anchors[container] = changes.anchor
             // A folder listing fetched before this change set is older than the anchor now: set aside and taken
             // again (a child the change set passed over, its folder not listed yet, would be lost otherwise).
-            state.remoteEpoch += 1
+            state.sync.remoteChanged()
         }
     }
 
     /// The items whose remote state has to be taken again, outside any change set (a delete of ours the remote
     /// refused: the item changed there), with their containers.
     public func itemsToTakeAgain() -> [(id: ItemID, container: ContainerID)] {
-        state.withLock { state in state.itemsToTakeAgain.map { (id: $0.key, container: $0.value) } }
+        state.withLock { state in state.sync.itemsToTakeAgain.map { (id: $0.key, container: $0.value) } }
     }
 
     /// Merges the remote state of one item taken again (``itemsToTakeAgain()``): `item` `nil` if the remote no
@@ -144,7 +144,7 @@ extension FolioFileSystem {
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
             // (The merge may ask for it again: a name still taken, a save still undecided.)
-            state.itemsToTakeAgain[id] = nil
+            state.sync.takingAgain(id)
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             return mergeRemote(
@@ -160,7 +160,7 @@ extension FolioFileSystem {
         applied: ((inout State) -> Void)? = nil
     ) throws(FolioError) -> Bool {
         let outcome = try state.withLock { state throws(FolioError) -> MergeOutcome? in
-            if let epoch, epoch != state.remoteEpoch { return nil }
+            if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
             try persist(batch, state: &state)
@@ -233,7 +233,7 @@ extension FolioFileSystem {
                 }
                 progress = true
                 looked.insert(item.id)
-                if state.tombstones[item.id] != nil || state.deletesInFlight.contains(item.id) { continue }
+                if state.tombstones[item.id] != nil || state.sync.deletesInFlight.contains(item.id) { continue }
                 let parentIno = item.parentID == nil ? rootIno : state.byItemID[parentID]
                 guard let parentIno, let parent = state.nodes[parentIno], parent.kind == .directory,
                       scope == .container || parent.childrenListed else {
@@ -274,11 +274,11 @@ extension FolioFileSystem {
         _ item: RemoteItem, into parentIno: UInt64, container: ContainerID, scope: MergeScope,
         outcome: inout MergeOutcome, batch: inout StoreBatch, state: inout State
     ) {
-        guard let ino = state.byItemID[item.id], var node = state.nodes[ino] else {
+        guard let ino = state.byItemID[item.id], let node = state.nodes[ino] else {
             if state.child(parentIno, item.name) != nil {
                 // The name is still taken (by an item this merge may yet remove, or a local one): taken again
                 // after it, never lost with the anchor moving on.
-                state.itemsToTakeAgain[item.id] = container
+                state.sync.takeAgain(item.id, in: container)  // (by the poll running now, at its end)
                 return
             }
             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
@@ -297,104 +297,61 @@ extension FolioFileSystem {
             if !node.childrenListed, scope != .container { state.foldersNewFromRemote.insert(node.ino) }
             return
         }
-        if scope == .container, node.kind == .directory, !node.childrenListed {
-            node.childrenListed = true
-            state.nodes[ino] = node
-            batch.upserts.append(node)
-        }
-        if item.version != node.remoteVersion, state.saves.isHeld(node.itemID, now: saveNow) {
+        let surroundings = KnownItemMerge.Surroundings(
+            heldBySave: state.saves.isHeld(node.itemID, now: saveNow),
+            nameTaken: state.child(parentIno, item.name) != nil,
+            folderTimeMayBeEcho: node.kind == .directory && !node.timeDirty && folderTimeMayBeEcho(ino, state: state))
+        let merged = KnownItemMerge.merge(
+            item, into: node, parent: parentIno, container: container, scope: scope, book: state.sync,
+            surroundings: surroundings)
+        apply(merged, of: item, to: node, in: parentIno, container: container, outcome: &outcome, batch: &batch,
+              state: &state)
+    }
+
+    /// Applies the merge of a known item (``KnownItemMerge``): the bookkeeping it asks for, the node's new place
+    /// and content, its row, and what is invalidated and replayed.
+    private func apply(
+        _ merged: KnownItemMerge, of item: RemoteItem, to node: Node, in parentIno: UInt64, container: ContainerID,
+        outcome: inout MergeOutcome, batch: inout StoreBatch, state: inout State
+    ) {
+        let ino = node.ino
+        if let error = merged.error { logger.error("\(node.name) keeps its state \(node.state.name): \(error)") }
+        switch merged.outcome {
+        case .waitForSave:
             // An editor's save may still make a new file take the item over from the version this device had:
             // the remote change waits until the save is decided (a refresh when its window ends), then is an
-            // update or, if the item changed here, a conflict.
-            state.remoteChangesWaitForSave = true
-            state.itemsToTakeAgain[item.id] = container  // the anchor moves on: taken again once decided
-            return
-        }
-        if node.kind == .file, node.remoteVersion != nil, item.version != node.remoteVersion,
-           !state.uploadsInFlight.contains(node.itemID), !state.uncertainUploads.contains(node.itemID),
-           node.state.hasPendingLocalVersion {
-            // Changed on the remote and here: a conflict; the sync engine keeps both versions.
-            state.conflictFetches.insert(node.itemID)
-            if node.state != .conflicted {
-                node.state = .conflicted
-                state.nodes[ino] = node
-                batch.upserts.append(node)
-            }
+            // update or, if the item changed here, a conflict. The anchor moves on: taken again then.
+            state.sync.remoteChangeWaitsForSave(item.id, in: container)
+        case .takeAgain:
+            state.sync.takeAgain(item.id, in: container)  // (by the poll running now, at its end)
+        case .conflict:
+            _ = state.sync.conflictFound(node.itemID)  // the keeper is woken once the merge is applied
             outcome.conflictSeen = true
-            return
+        case .unchanged, .updated:
+            break
         }
-        // Our own metadata change may have landed unseen (its answer lost, or the daemon killed before its
-        // outcome was stored): then the remote has exactly our time and size.
-        let maybeOurs = state.uncertainUploads.contains(node.itemID) && item.size == node.size
-            && item.modificationTime == node.modificationTime
-        if node.kind == .file, node.metadataDirty, !node.state.hasPendingLocalVersion,
-           node.remoteVersion != nil, node.remoteVersion != item.version, node.state != .conflicted,
-           !state.uploadsInFlight.contains(node.itemID), !maybeOurs {
-            // New content on the remote while only a metadata change of ours waits (a metadata change never
-            // conflicts): the content is taken; the local name, mode and time stay, to be sent.
-            if let file = node.contentFile, state.openCount(ino) == 0 {
-                discardContent(file, state: &state)
-            }
-            node.contentFile = nil
-            node.state = .placeholder
-            node.size = item.size
-            node.remoteVersion = item.version
-            state.nodes[ino] = node
-            batch.upserts.append(node)
-            outcome.invalidations.append((ino, nil))
-            outcome.replays.append(.changed(ino: ino, content: true))
-            return
-        }
-        // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
-        guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else { return }
-        let contentChanged = node.remoteVersion != item.version && node.kind == .file
-        let moved = node.parent != parentIno || node.name != item.name
-        if moved, state.child(parentIno, item.name) != nil {
-            state.itemsToTakeAgain[item.id] = container  // after what holds the name now goes, or moves
-            return
-        }
-        let origin = (parent: node.parent, name: node.name)
-        let unmerged = node
-        // (A folder's time follows its children: their own replays say enough.)
-        let attributesChanged = node.mode != item.mode
-            || (node.kind != .directory && node.modificationTime != item.modificationTime)
-        if moved {
+        if let origin = merged.origin {
             yieldReference(at: .init(parent: parentIno, name: item.name), batch: &batch, state: &state)
-            state.children[node.parent]?[node.name] = nil
-            outcome.invalidations.append((node.parent, node.name))
-            node.parent = parentIno
-            node.name = item.name
+            state.children[origin.parent]?[origin.name] = nil
+            outcome.invalidations.append((origin.parent, origin.name))
             state.children[parentIno, default: [:]][item.name] = ino
             outcome.invalidations.append((parentIno, item.name))
         }
-        node.mode = item.mode
-        if node.kind != .directory || (!node.timeDirty && !folderTimeMayBeEcho(ino, state: state)) {
-            node.modificationTime = item.modificationTime
+        if let file = merged.droppedContent, state.openCount(ino) == 0 {
+            discardContent(file, state: &state)
         }
-        node.symlinkTarget = item.symlinkTarget
-        node.remoteVersion = item.version
-        node.container = container
-        node.remoteContainer = container
-        if contentChanged {
-            if let file = node.contentFile, state.openCount(ino) == 0 {
-                discardContent(file, state: &state)
-            }
-            node.contentFile = nil
-            node.state = .placeholder
-            node.size = item.size
-            outcome.invalidations.append((ino, nil))
-        }
+        if merged.contentReplaced { outcome.invalidations.append((ino, nil)) }
         // Written only when something changed: a listing of a thousand unchanged children writes no row.
-        if node != unmerged {
-            state.nodes[ino] = node
-            batch.upserts.append(node)
+        if merged.node != node {
+            state.nodes[ino] = merged.node
+            batch.upserts.append(merged.node)
         }
-        if moved {
+        if let origin = merged.origin {
             outcome.replays.append(.moved(
                 ino: ino, fromParent: origin.parent, fromName: origin.name, toParent: parentIno, toName: item.name))
         }
-        if contentChanged || attributesChanged {
-            outcome.replays.append(.changed(ino: ino, content: contentChanged))
+        if merged.contentReplaced || merged.attributesChanged {
+            outcome.replays.append(.changed(ino: ino, content: merged.contentReplaced))
         }
     }
 
@@ -410,7 +367,7 @@ extension FolioFileSystem {
     /// tree: nothing about it waits for upload or for a decision.
     private func isClean(_ node: Node, state: borrowing State) -> Bool {
         node.remoteVersion != nil
-            && (!node.hasPendingUpload || (node.waitsOnlyForTime && !state.uploadsInFlight.contains(node.itemID)))
+            && (!node.hasPendingUpload || (node.waitsOnlyForTime && !state.sync.uploadsInFlight.contains(node.itemID)))
             && !node.itemID.isContainerRoot && !node.kind.isLocalOnly && node.state != .conflicted
     }
 
@@ -469,14 +426,13 @@ extension FolioFileSystem {
             guard let parentIno, let ino = state.child(parentIno, item.name), var node = state.nodes[ino],
                 node.kind == .file, node.remoteVersion != nil, !node.metadataDirty,
                 (node.remoteContainer ?? node.container) == container, isGone(node.itemID),
-                !state.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
-                state.tombstones[item.id] == nil, !state.deletesInFlight.contains(item.id)
+                !state.sync.uploadsInFlight.contains(node.itemID), state.conflicts[node.itemID] == nil,
+                state.tombstones[item.id] == nil, !state.sync.deletesInFlight.contains(item.id)
             else { continue }
             logger.info("\(node.name) was replaced on the remote: the same document, changed (now \(item.id))")
             let previous = node.itemID
             state.byItemID[previous] = nil
-            state.uncertainUploads.remove(previous)
-            state.conflictFetches.remove(previous)
+            state.sync.itemReplaced(previous)
             node.itemID = item.id
             state.byItemID[item.id] = ino
             state.nodes[ino] = node

@@ -11,13 +11,18 @@ extension FolioFileSystem {
                 if let ino, !state.isAncestor(ino, of: failed) { continue }
                 guard var node = state.nodes[failed], case .failed(let reason) = node.state else { continue }
                 logger.info("retrying the upload of \(node.name) (it failed: \(reason))")
-                node.state = .dirty(generation: node.generation)
+                do {
+                    try node.apply(.retryRequested(generation: node.generation))
+                } catch {
+                    logger.error("\(node.name) is not retried: \(error)")  // (failed allows it)
+                    continue
+                }
                 saveDeferred(node, state: &state)
                 count += 1
             }
-            for held in state.uploadsNeedingUser.keys.sorted() {
+            for held in state.sync.uploadsNeedingUser.keys.sorted() {
                 if let ino, !state.isAncestor(ino, of: held) { continue }
-                let entry = state.uploadsNeedingUser.removeValue(forKey: held)
+                let entry = state.sync.releaseHeld(held)
                 guard let node = state.nodes[held], entry?.sequence == node.dirtySequence else { continue }
                 logger.info("retrying the upload of \(node.name) (the remote refused it: \(entry?.reason ?? ""))")
                 count += 1
@@ -33,7 +38,7 @@ extension FolioFileSystem {
     public func uploadWait(of ino: UInt64) -> String? {
         state.withLock { state in
             guard let node = state.nodes[ino], node.hasPendingUpload else { return nil }
-            return state.uploadWaits[ino]
+            return state.sync.uploadWaits[ino]
         }
     }
 }

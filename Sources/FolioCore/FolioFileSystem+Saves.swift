@@ -70,11 +70,11 @@ extension FolioFileSystem {
             holder.remoteVersion = nil
             holder.remoteContainer = nil
             holder.generation += 1
-            holder.state = .dirty(generation: holder.generation)
+            try holder.apply(.committed(generation: holder.generation))
             holder.dirtySequence = state.allocateSequence()
             batch.upserts.append(holder)
             backup = holder
-        } else if state.deletesInFlight.contains(itemID) {
+        } else if state.sync.deletesInFlight.contains(itemID) {
             state.saves.keep(departure, at: location)
             return []
         } else if let tombstone = state.tombstones[itemID] {
@@ -97,7 +97,7 @@ extension FolioFileSystem {
         arriving.xattrs = xattrs.merging(arriving.xattrs) { _, new in new }
         arriving.pinned = pinned || arriving.pinned
         arriving.generation = max(arriving.generation, generation) + 1
-        arriving.state = .dirty(generation: arriving.generation)
+        try arriving.apply(.committed(generation: arriving.generation))
         arriving.metadataDirty = remoteVersion != nil
         arriving.dirtySequence = state.allocateSequence()
         batch.upserts.append(arriving)
@@ -171,8 +171,7 @@ extension FolioFileSystem {
             state.saveWindowTimer = nil
             state.saves.expire(now: saveNow)
             if let next = state.saves.nextDeadline { scheduleSaveWindowEnd(next, state: &state) }
-            defer { state.remoteChangesWaitForSave = false }
-            return state.remoteChangesWaitForSave
+            return state.sync.takeRemoteChangesWaitingForSave()
         }
         notifyUploader()
         if refresh { refresher?.refreshSoon() }

@@ -95,7 +95,7 @@ extension FolioFileSystem {
             guard let version = node.remoteVersion else { throw .io("\(node.name) has no content anywhere") }
             let file = try cache.makeFile()
             close(file.fd)
-            node.state = try node.state.applying(.materializeStarted)
+            try node.apply(.materializeStarted)
             state.nodes[ino] = node
             state.progress[ino] = (0, node.size)
             return MaterializationTicket(
@@ -119,21 +119,27 @@ extension FolioFileSystem {
             }
             switch result {
             case .success(let item) where node.remoteVersion == ticket.version && !node.state.hasLocalContent:
+                let placeholder = node
                 var size: Int64 = 0
                 var info = stat()
                 if stat(ticket.path.string, &info) == 0 { size = Int64(info.st_size) }
                 node.contentFile = ticket.fileName
                 node.size = size
                 node.remoteVersion = item.version
-                node.state = (try? node.state.applying(.materializeFinished)) ?? .materialized
                 do {
+                    try node.apply(.materializeFinished)
                     try save(node, state: &state)
                     keeper?.contentChanged()
                     return true
                 } catch {
+                    // The node stays the placeholder it was (no longer downloading).
                     logger.error("cannot record materialized \(node.name): \(error)")
-                    node.state = .placeholder
-                    node.contentFile = nil
+                    node = placeholder
+                    do {
+                        try node.apply(.materializeFailed)
+                    } catch {
+                        logger.error("\(node.name) stays \(node.state.name): \(error)")  // (placeholders allow it)
+                    }
                     state.nodes[ticket.ino] = node
                     cache.remove(ticket.fileName)
                 }
@@ -142,8 +148,12 @@ extension FolioFileSystem {
             case .failure(let error):
                 cache.remove(ticket.fileName)
                 if node.state == .materializing {
-                    node.state = (try? node.state.applying(.materializeFailed)) ?? .placeholder
-                    state.nodes[ticket.ino] = node
+                    do {
+                        try node.apply(.materializeFailed)
+                        state.nodes[ticket.ino] = node
+                    } catch {
+                        logger.error("\(node.name) stays \(node.state.name): \(error)")  // (materializing allows it)
+                    }
                 }
                 if case .offline = error {
                     state.providerOnline = false
@@ -208,13 +218,12 @@ extension FolioFileSystem {
                     }
                     // A delete waits for an upload of its item still running (it may create the item), and for
                     // a call of its own.
-                    if calls.count >= limit || state.deletesInFlight.contains(tombstone.itemID)
-                        || state.uploadsInFlight.contains(tombstone.itemID) {
+                    if calls.count >= limit || state.sync.isInFlight(tombstone.itemID) {
                         skippedTombstones.append(tombstone)
                         if calls.count >= limit { break }
                         continue
                     }
-                    state.deletesInFlight.insert(tombstone.itemID)
+                    state.sync.deleteStarted(tombstone.itemID)
                     calls.append([.delete(tombstone, retryTag: retryTag(base: tombstone.remoteVersion))])
                     continue
                 }
@@ -246,9 +255,15 @@ extension FolioFileSystem {
                     skippedNodes.append(node.ino)
                     continue
                 }
-                state.uploadsInFlight.insert(node.itemID)
+                state.sync.uploadStarted(node.itemID)
                 if case .dirty(let current) = node.state {
-                    state.nodes[node.ino]?.state = .uploading(generation: current)
+                    var uploading = node
+                    do {
+                        try uploading.apply(.uploadStarted(generation: current))
+                        state.nodes[node.ino] = uploading
+                    } catch {
+                        logger.error("\(node.name) uploads as \(node.state.name): \(error)")  // (dirty allows it)
+                    }
                     state.nodes.holdBack(node.ino)  // not looked at again by every call while it is in flight
                 }
                 if call == calls.count {
@@ -265,7 +280,7 @@ extension FolioFileSystem {
     /// Whether a pending node can be uploaded now: not in flight, not being written, not waiting for a
     /// decision (conflicted, failed, a change refused until the user acts), and its parent known to the provider.
     private func isReadyForUpload(_ node: Node, state: borrowing State) -> Bool {
-        if state.uploadsInFlight.contains(node.itemID) { return false }
+        if state.sync.uploadsInFlight.contains(node.itemID) { return false }
         if let session = state.sessions[node.ino], !session.handles.isEmpty { return false }
         if case .conflicted = node.state { return false }
         if case .failed = node.state { return false }
@@ -281,8 +296,7 @@ extension FolioFileSystem {
     private func contentUnreadable(_ node: Node, _ error: FolioError, state: inout State) -> Bool {
         if case .busy = error {
             logger.warning("cannot upload \(node.name) yet: \(error)")
-            state.uploadsDeferred = true
-            state.deferredUploadCount += 1
+            state.sync.uploadDeferred()
             return true
         }
         let reason = if case .notFound = error {
@@ -293,13 +307,12 @@ extension FolioFileSystem {
         }
         logger.error("cannot upload \(node.name): \(reason)")
         var failed = node
-        switch node.state {
-        case .dirty(let generation), .uploading(let generation):  // uploading: as saved before a crash
-            // What an upload of this generation failing for good makes of it.
-            let failure = ItemState.Event.uploadFailed(generation: generation, reason: reason, retryable: false)
-            failed.state = (try? ItemState.uploading(generation: generation).applying(failure)) ?? node.state
-        default:
-            failed.state = .failed(reason: reason)
+        do {
+            try failed.apply(.contentUnreadable(reason: reason))
+        } catch {
+            // (Only local content is uploaded, and every state with it allows this.) It stays pending as it is.
+            logger.error("\(node.name) stays \(node.state.name): \(error)")
+            return true
         }
         state.nodes[node.ino] = failed
         saveDeferred(failed, state: &state)
@@ -307,15 +320,12 @@ extension FolioFileSystem {
     }
 
     /// How many times upload work was held back because its content could not be opened for a passing reason.
-    public var deferredUploadCount: Int { state.withLock { $0.deferredUploadCount } }
+    public var deferredUploadCount: Int { state.withLock { $0.sync.deferredUploadCount } }
 
     /// Whether upload work was held back since the last call because its content could not be opened for a
     /// passing reason: the uploader then tries again after a backoff, even if nothing else changes.
     public func takeDeferredUploads() -> Bool {
-        state.withLock { state in
-            defer { state.uploadsDeferred = false }
-            return state.uploadsDeferred
-        }
+        state.withLock { $0.sync.takeDeferredUploads() }
     }
 
     private func makeWork(_ node: Node, parent: Node, state: borrowing State) throws(FolioError) -> UploadWork? {
@@ -377,14 +387,14 @@ extension FolioFileSystem {
         case .success:
             state.providerOnline = true
             state.lastProviderError = nil
-            state.remoteEpoch += 1
+            state.sync.remoteChanged()
         case .failure(let error):
             if case .offline = error { state.providerOnline = false }
             state.lastProviderError = error.description
         }
         switch work {
         case .delete(let tombstone, _):
-            state.deletesInFlight.remove(tombstone.itemID)
+            state.sync.deleteEnded(tombstone.itemID)
             var success = false
             if case .success = result { success = true }
             if case .failure(.notFound) = result { success = true }
@@ -398,7 +408,7 @@ extension FolioFileSystem {
                     state.tombstones[tombstone.itemID] = nil
                     removed = true
                 }
-                resendFolderTimes(changedBy: tombstone.itemID, state: &state)
+                perform(state.sync.changeLanded(tombstone.itemID), state: &state)
             }
             if case .failure(.conflict(let reason)) = result {
                 // Deleted here, changed on the remote: the remote version is kept (the poller takes the item
@@ -408,15 +418,14 @@ extension FolioFileSystem {
                 batch.tombstoneDeletes.append(tombstone.itemID)
                 if (try? persist(batch, state: &state)) != nil {
                     state.tombstones[tombstone.itemID] = nil
-                    state.itemsToTakeAgain[tombstone.itemID] = tombstone.container
                     removed = true
-                    refresher?.refreshSoon()
+                    perform(state.sync.takeAgain(tombstone.itemID, in: tombstone.container), state: &state)
                 }
             }
             // Not done: back into the upload order, to be retried.
             if !removed { state.tombstones.requeue(tombstone) }
         case .create(let ino, let template, _, let generation, let epoch):
-            state.uploadsInFlight.remove(template.id)
+            let timeResentMeanwhile = state.sync.uploadEnded(template.id)
             // A retried create whose first attempt landed answers with the item where that attempt put it.
             var placed = true
             if case .success(let item?) = result {
@@ -425,20 +434,21 @@ extension FolioFileSystem {
             }
             finishItemUpload(
                 ino: ino, itemID: template.id, container: template.container, generation: generation,
-                epoch: epoch, contentSent: true, placed: placed, result: result, state: &state)
+                epoch: epoch, contentSent: true, placed: placed, timeResentMeanwhile: timeResentMeanwhile,
+                result: result, state: &state)
         case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
-            state.uploadsInFlight.remove(itemID)
+            let timeResentMeanwhile = state.sync.uploadEnded(itemID)
             finishItemUpload(
                 ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
-                contentSent: contents != nil, placed: true, result: result, state: &state)
+                contentSent: contents != nil, placed: true, timeResentMeanwhile: timeResentMeanwhile, result: result,
+                state: &state)
         }
     }
 
     private func finishItemUpload(
         ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
-        placed: Bool, result: Result<RemoteItem?, FolioError>, state: inout State
+        placed: Bool, timeResentMeanwhile: Bool, result: Result<RemoteItem?, FolioError>, state: inout State
     ) {
-        let timeResentMeanwhile = state.folderTimesResentInFlight.remove(itemID) != nil
         // An atomic save may have moved the item to another inode while the upload ran.
         let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
         guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
@@ -466,21 +476,23 @@ extension FolioFileSystem {
             // (Out of space may strike once the content is in place, when it is made durable.)
             if case .noSpace = error { uncertain = true } else { uncertain = error.isRetryable }
         }
-        if uncertain {
-            state.uncertainUploads.insert(itemID)
-        } else {
-            state.uncertainUploads.remove(itemID)
-        }
-        state.uploadWaits[ino] = nil
-        state.uploadsNeedingUser[ino] = nil
+        state.sync.uploadOutcomeRecorded(itemID, ino: ino, uncertain: uncertain)
         switch result {
         case .success(let item):
             if let item {
                 node.remoteVersion = item.version
                 node.remoteContainer = item.container
             }
-            if contentSent {
-                node.state = (try? node.state.applying(.uploadFinished(generation: generation))) ?? node.state
+            // (A folder's or symlink's create sends no content generation: it stays as it is.)
+            switch node.state {
+            case .dirty, .uploading:
+                guard contentSent else { break }
+                do {
+                    try node.apply(.uploadFinished(generation: generation))
+                } catch {
+                    logger.error("\(node.name) stays \(node.state.name) after its upload: \(error)")
+                }
+            default: break
             }
             if !placed {
                 node.metadataDirty = true  // the item is elsewhere on the remote: a move follows
@@ -491,42 +503,56 @@ extension FolioFileSystem {
             if !timeResentMeanwhile { node.timeDirty = false }
             // The remote gave the folder its own time for this (not for a folder's own attribute change).
             if placed && (contentSent || node.kind != .directory) { resendFolderTime(node.parent, state: &state) }
-            resendFolderTimes(changedBy: itemID, state: &state)
+            perform(state.sync.changeLanded(itemID), state: &state)
         case .failure(.conflict(let reason)):
             logger.warning("upload of \(node.name) conflicts with a remote change: \(reason)")
-            node.state = (try? node.state.applying(.conflictDetected)) ?? .conflicted
-            state.conflictFetches.insert(node.itemID)
-            keeper?.contentChanged()
+            do {
+                try node.apply(.conflictDetected)
+                perform(state.sync.conflictFound(node.itemID), state: &state)
+            } catch {
+                // No local version to keep beside the remote's (a metadata-only change, a folder's): the change
+                // is held for the user (`folio status` says so; `folio retry`, a new change or a mount sends it).
+                logger.error("\(node.name) cannot be conflicted (\(error)): its change waits for the user")
+                state.sync.holdForUser(
+                    ino, sequence: node.dirtySequence,
+                    reason: "the remote changed it meanwhile: \(reason) (needs you: run `folio retry PATH`)")
+            }
         case .failure(.notFound) where node.waitsOnlyForTime && !folderKeepsLocalChanges(ino, state: state):
             // Deleted on the remote while only its time waited here: the delete is taken (the poller takes
             // the item again, finds it gone and removes it, with what it held: the change set that said so may
             // have come by while the time was on its way).
             logger.info("\(node.name) was deleted on the remote: its time is not sent again")
             node.timeDirty = false
-            state.itemsToTakeAgain[node.itemID] = node.remoteContainer ?? node.container
-            refresher?.refreshSoon()
+            perform(state.sync.takeAgain(node.itemID, in: node.remoteContainer ?? node.container), state: &state)
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
             // Deleted on the remote while changed here: the local version is kept and created again.
             logger.warning("\(node.name) was deleted on the remote but changed here: it is created again")
-            node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
+            do {
+                try node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
+            } catch {
+                logger.error("\(node.name) is not created again: \(error)")  // (a commit is allowed in every state)
+            }
         case .failure(let error):
             // A failure that can clear waits and is retried (with the uploader's backoff); only one that needs
             // the user makes the item `failed`.
             let failure = UploadFailure(error)
             if case .uploading(let current) = node.state {
-                node.state = (try? node.state.applying(.uploadFailed(
-                    generation: current, reason: UploadFailure.failedReason(error), retryable: !failure.needsUser)))
-                    ?? node.state
+                do {
+                    try node.apply(.uploadFailed(
+                        generation: current, reason: UploadFailure.failedReason(error), retryable: !failure.needsUser))
+                } catch {
+                    logger.error("\(node.name) stays \(node.state.name): \(error)")  // (uploading allows it)
+                }
             }
             if case .failed = node.state {
             } else if failure.needsUser {
                 // A folder's create or a metadata-only change has no content state to fail: it is held back until
                 // the user retries it or changes it again (unless it changed already while the upload ran).
                 if (state.metadataEpochs[ino] ?? 0) == epoch && node.generation == generation {
-                    state.uploadsNeedingUser[ino] = (node.dirtySequence, UploadFailure.failedReason(error))
+                    state.sync.holdForUser(ino, sequence: node.dirtySequence, reason: UploadFailure.failedReason(error))
                 }
             } else {
-                state.uploadWaits[ino] = "\(error) (\(failure.remedy))"
+                state.sync.uploadWaits(ino, reason: "\(error) (\(failure.remedy))")
             }
         }
         // Written with the next group write: lost in a crash, the upload is simply made again.
@@ -539,7 +565,7 @@ extension FolioFileSystem {
     /// (``applyEnumeration(of:items:epoch:)``, ``applyFolderListing(_:items:epoch:)``,
     /// ``applyChanges(_:in:epoch:)``).
     public func remoteEpoch() -> UInt64 {
-        state.withLock { $0.remoteEpoch }
+        state.withLock { $0.sync.remoteEpoch }
     }
 
     /// Marks the provider reachable or not (from the services).
@@ -558,18 +584,18 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], case .failed(let reason) = node.state else { continue }
                 failures.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
-            for (ino, held) in state.uploadsNeedingUser.sorted(by: { $0.key < $1.key }) where failures.count < 20 {
+            for (ino, held) in state.sync.uploadsNeedingUser.sorted(by: { $0.key < $1.key }) where failures.count < 20 {
                 guard let node = state.nodes[ino], state.isHeldForUser(node) else { continue }
                 failures.append("\(state.path(of: node.ino) ?? node.name): \(held.reason)")
             }
             var waiting: [String] = []
-            for (ino, reason) in state.uploadWaits.sorted(by: { $0.key < $1.key }) where waiting.count < 20 {
+            for (ino, reason) in state.sync.uploadWaits.sorted(by: { $0.key < $1.key }) where waiting.count < 20 {
                 guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
                 waiting.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
             var status = FileSystemStatus(
                 states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
-                uploadsInFlight: state.uploadsInFlight.count + state.deletesInFlight.count,
+                uploadsInFlight: state.sync.uploadsInFlight.count + state.sync.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
                 failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)
             (status.foldersListed, status.foldersNotListed) = state.nodes.folderListingCounts
@@ -579,7 +605,7 @@ extension FolioFileSystem {
 
     /// The number of uploads (and remote deletes) running now.
     public var uploadsInFlightCount: Int {
-        state.withLock { $0.uploadsInFlight.count + $0.deletesInFlight.count }
+        state.withLock { $0.sync.uploadsInFlight.count + $0.sync.deletesInFlight.count }
     }
 
     /// The number of changes waiting for upload.

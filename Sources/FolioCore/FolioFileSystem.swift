@@ -149,18 +149,18 @@ public final class FolioFileSystem: Sendable {
         }
         if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
         for conflict in snapshot.conflicts { state.conflicts[conflict.itemID, default: []].append(conflict) }
-        for node in snapshot.nodes where node.state == .conflicted { state.conflictFetches.insert(node.itemID) }
+        for node in snapshot.nodes where node.state == .conflicted { _ = state.sync.conflictFound(node.itemID) }
         // An upload the daemon was doing when it died may have landed, and the outcome of one that ended is
         // written with the group write after it: unknown either way (which item was in flight is not stored, so
         // every item with a local version or metadata change waiting is treated so, until uploaded; so is every
         // item still to be created).
         for node in snapshot.nodes {
             switch node.state {
-            case .dirty, .uploading: if node.remoteVersion != nil { state.uncertainUploads.insert(node.itemID) }
+            case .dirty, .uploading: if node.remoteVersion != nil { state.sync.uploadMayHaveLanded(node.itemID) }
             default: break
             }
             if node.needsCreate || (node.metadataDirty && node.remoteVersion != nil) {
-                state.uncertainUploads.insert(node.itemID)
+                state.sync.uploadMayHaveLanded(node.itemID)
             }
         }
         for reference in snapshot.references

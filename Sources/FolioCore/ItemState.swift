@@ -2,7 +2,8 @@
 ///
 /// `placeholder` → `materializing` → `materialized` → `dirty(g)` → `uploading(g)` → `materialized`, plus
 /// `conflicted` and `failed`. Transitions are pure: ``applying(_:)`` returns the next state or an error and
-/// does no I/O.
+/// does no I/O. It is the only way an item's state changes once the item exists (``Node/apply(_:)``): an event
+/// the state does not allow is a ``FolioError`` the caller handles deliberately.
 public enum ItemState: Hashable, Sendable, Codable {
     /// Metadata only; the content is on the provider.
     case placeholder
@@ -69,6 +70,15 @@ public enum ItemState: Hashable, Sendable, Codable {
         case conflictDetected
         /// The content was dropped from the cache.
         case evicted
+        /// `folio retry` or a mount makes a `failed` item's generation `generation` wait for upload again.
+        case retryRequested(generation: UInt64)
+        /// The committed content to upload cannot be read any more (`reason`, which needs the user).
+        case contentUnreadable(reason: String)
+        /// A remote change replaced the content of an item with no local version pending: a placeholder of the
+        /// new version.
+        case remoteContentChanged
+        /// The user resolved a conflict by keeping a remote version: it is the item's content now.
+        case remoteVersionKept
     }
 
     /// The state after `event`, or an error if the event is not allowed in this state.
@@ -96,10 +106,22 @@ public enum ItemState: Hashable, Sendable, Codable {
             return retryable ? .dirty(generation: generation) : .failed(reason: reason)
         case (.dirty, .uploadFailed):
             return self
-        case (.dirty, .conflictDetected), (.uploading, .conflictDetected), (.conflicted, .conflictDetected):
+        case (.dirty, .conflictDetected), (.uploading, .conflictDetected), (.conflicted, .conflictDetected),
+            (.failed, .conflictDetected):
             return .conflicted
         case (.materialized, .evicted), (.placeholder, .evicted):
             return .placeholder
+        case (.failed, .retryRequested(let generation)):
+            return .dirty(generation: generation)
+        case (.materialized, .contentUnreadable(let reason)), (.dirty, .contentUnreadable(let reason)),
+            (.uploading, .contentUnreadable(let reason)), (.failed, .contentUnreadable(let reason)):
+            return .failed(reason: reason)
+        case (.placeholder, .remoteContentChanged), (.materializing, .remoteContentChanged),
+            (.materialized, .remoteContentChanged):
+            return .placeholder
+        case (.conflicted, .remoteVersionKept), (.dirty, .remoteVersionKept), (.uploading, .remoteVersionKept),
+            (.failed, .remoteVersionKept), (.materialized, .remoteVersionKept):
+            return .materialized
         default:
             throw .invalidArgument("item state \(name) does not allow \(event)")
         }

@@ -43,8 +43,8 @@ public struct Node: Hashable, Sendable, Codable {
     /// The container the provider holds the item in (differs from ``container`` while a move across
     /// containers waits for upload); `nil` if the provider has never seen it.
     public var remoteContainer: ContainerID?
-    /// The content lifecycle state.
-    public var state: ItemState
+    /// The content lifecycle state: changed only by ``apply(_:)`` once the node exists.
+    public private(set) var state: ItemState
     /// What kind of item this is.
     public var kind: ItemKind
     /// A rename, move, mode or time change waits for upload.
@@ -98,13 +98,19 @@ public struct Node: Hashable, Sendable, Codable {
         self.dirtySequence = dirtySequence
     }
 
+    /// Moves the state by `event` (``ItemState/applying(_:)``, the only writer of ``state``); an event the state
+    /// does not allow leaves it as it is and throws.
+    public mutating func apply(_ event: ItemState.Event) throws(FolioError) {
+        state = try state.applying(event)
+    }
+
     /// The provider deleted the item while it had local changes: the local version is kept and uploaded as a
-    /// new create, as the next change in upload order (`sequence`).
-    mutating func prepareToBeCreatedAgain(sequence: UInt64) {
+    /// new create (a new generation), as the next change in upload order (`sequence`).
+    mutating func prepareToBeCreatedAgain(sequence: UInt64) throws(FolioError) {
+        try apply(.committed(generation: generation + 1))
         remoteVersion = nil
         remoteContainer = nil
         generation += 1
-        state = .dirty(generation: generation)
         dirtySequence = sequence
     }
 

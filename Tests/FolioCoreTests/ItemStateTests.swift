@@ -45,6 +45,64 @@ final class ItemStateTests: XCTestCase {
         XCTAssertThrowsError(try ItemState.materialized.applying(.conflictDetected))
     }
 
+    func testRetryOfAFailedItemMakesItDirtyAgain() throws {
+        XCTAssertEqual(
+            try ItemState.failed(reason: "bad name").applying(.retryRequested(generation: 5)), .dirty(generation: 5))
+        XCTAssertThrowsError(try ItemState.materialized.applying(.retryRequested(generation: 1)), "only failed items")
+        XCTAssertThrowsError(try ItemState.dirty(generation: 1).applying(.retryRequested(generation: 1)))
+    }
+
+    func testUnreadableContentFailsWhatHasLocalContent() throws {
+        for state in [ItemState.materialized, .dirty(generation: 2), .uploading(generation: 2), .failed(reason: "x")] {
+            XCTAssertEqual(try state.applying(.contentUnreadable(reason: "gone")), .failed(reason: "gone"), "\(state)")
+        }
+        XCTAssertThrowsError(try ItemState.placeholder.applying(.contentUnreadable(reason: "gone")))
+        XCTAssertThrowsError(try ItemState.conflicted.applying(.contentUnreadable(reason: "gone")))
+    }
+
+    func testARemoteContentChangeReplacesOnlyCleanContent() throws {
+        for state in [ItemState.placeholder, .materializing, .materialized] {
+            XCTAssertEqual(try state.applying(.remoteContentChanged), .placeholder, "\(state)")
+        }
+        for state in [ItemState.dirty(generation: 1), .uploading(generation: 1), .conflicted, .failed(reason: "x")] {
+            XCTAssertThrowsError(try state.applying(.remoteContentChanged), "\(state) keeps its local version")
+        }
+    }
+
+    func testKeepingTheRemoteVersionOfAConflictMakesItClean() throws {
+        XCTAssertEqual(try ItemState.conflicted.applying(.remoteVersionKept), .materialized)
+        XCTAssertEqual(try ItemState.dirty(generation: 3).applying(.remoteVersionKept), .materialized)
+        XCTAssertThrowsError(try ItemState.placeholder.applying(.remoteVersionKept))
+    }
+
+    func testAFailedItemChangedOnTheRemoteIsAConflict() throws {
+        XCTAssertEqual(try ItemState.failed(reason: "quota").applying(.conflictDetected), .conflicted)
+        XCTAssertThrowsError(try ItemState.placeholder.applying(.conflictDetected))
+    }
+
+    func testACommitIsAllowedInEveryState() throws {
+        let states: [ItemState] = [
+            .placeholder, .materializing, .materialized, .dirty(generation: 1), .uploading(generation: 1), .conflicted,
+            .failed(reason: "x"),
+        ]
+        for state in states {
+            XCTAssertEqual(try state.applying(.committed(generation: 7)), .dirty(generation: 7), "\(state)")
+        }
+    }
+
+    func testANodeRefusesAnImpossibleEventAndKeepsItsState() throws {
+        var node = Node(
+            ino: 2, itemID: ItemID("a"), container: .drive, parent: 1, name: "a.txt", kind: .file,
+            modificationTime: Timestamp(seconds: 1, nanoseconds: 0), mode: 0o644, uid: 0, gid: 0,
+            state: .dirty(generation: 1))
+        XCTAssertThrowsError(try node.apply(.evicted)) { error in
+            guard case FolioError.invalidArgument = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(node.state, .dirty(generation: 1))
+        try node.apply(.uploadStarted(generation: 1))
+        XCTAssertEqual(node.state, .uploading(generation: 1))
+    }
+
     func testNamesAndFlags() {
         XCTAssertEqual(ItemState.uploading(generation: 1).name, "uploading")
         XCTAssertTrue(ItemState.conflicted.hasPendingLocalVersion)

@@ -80,10 +80,10 @@ final class SQLiteMetadataStoreTests: XCTestCase {
 
     func testStateIsStoredAsNamedColumnsNotJSON() throws {
         let store = try openStore()
-        var nodes = [StoreFixtures.node(2), StoreFixtures.node(3), StoreFixtures.node(4)]
-        nodes[0].state = .dirty(generation: 9)
-        nodes[1].state = .failed(reason: "quota")
-        nodes[2].state = .conflicted
+        let nodes = [
+            StoreFixtures.node(2, state: .dirty(generation: 9)), StoreFixtures.node(3, state: .failed(reason: "quota")),
+            StoreFixtures.node(4, state: .conflicted),
+        ]
         try store.apply(StoreFixtures.batch(upserting: nodes), durable: false)
         let rows = try store.withConnection {
             try Row.fetchAll($0, sql: "SELECT state, state_generation, state_reason FROM node ORDER BY ino")
@@ -96,8 +96,7 @@ final class SQLiteMetadataStoreTests: XCTestCase {
     func testUpsertReplacesTheNodeWithTheSameInode() throws {
         let store = try openStore()
         try store.apply(StoreFixtures.batch(upserting: [StoreFixtures.node(5), StoreFixtures.node(6)]), durable: false)
-        var renamed = StoreFixtures.node(5, name: "renamed.txt", parent: 6)
-        renamed.state = .dirty(generation: 2)
+        var renamed = StoreFixtures.node(5, name: "renamed.txt", parent: 6, state: .dirty(generation: 2))
         renamed.xattrs = ["user.tag": [1]]
         try store.apply(StoreFixtures.batch(upserting: [renamed]), durable: false)
         XCTAssertEqual(try sortedNodes(store), [renamed, StoreFixtures.node(6)])

@@ -13,11 +13,13 @@ enum StoreFixtures {
     }
 
     /// A plain file node with ordinary values.
-    static func node(_ ino: UInt64, name: String? = nil, parent: UInt64 = 1) -> Node {
+    static func node(
+        _ ino: UInt64, name: String? = nil, parent: UInt64 = 1, state: ItemState = .materialized
+    ) -> Node {
         Node(
             ino: ino, itemID: ItemID("item-\(ino)"), container: .drive, parent: parent, name: name ?? "file-\(ino).txt",
             kind: .file, size: Int64(ino) * 10, modificationTime: Timestamp(seconds: 1_700_000_000, nanoseconds: 5),
-            mode: 0o644, uid: 1000, gid: 1000, state: .materialized, contentFile: "c\(ino)", generation: 1,
+            mode: 0o644, uid: 1000, gid: 1000, state: state, contentFile: "c\(ino)", generation: 1,
             remoteVersion: "v1"
         )
     }
