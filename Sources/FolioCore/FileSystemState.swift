@@ -68,7 +68,8 @@ struct State: Sendable {
     var unsavedFileRemovals: [String] = []
     var groupWriteScheduled = false
     /// The error of the last failed write to the store, until a write succeeds again: meanwhile every change
-    /// is written at once, so the operation that cannot be stored fails and leaves the tree unchanged.
+    /// is written through at once, so the operation that cannot be stored fails and leaves the tree unchanged
+    /// (a commit whose queued write failed outside the lock stays made, and is written with the next write).
     var storeFailure: FolioError?
     /// Bumped by every upload that changed the provider: an enumeration taken before a bump is stale.
     var remoteEpoch: UInt64 = 0
