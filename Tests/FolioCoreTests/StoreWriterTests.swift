@@ -119,12 +119,11 @@ final class StoreWriterTests: XCTestCase {
             guard case FolioError.noSpace = $0 else { return XCTFail("the store's error, not \($0)") }
         }
         XCTAssertThrowsError(
-            try fileSystem.rename(
-                parent: FolioFileSystem.rootIno, name: "doc.txt", newParent: FolioFileSystem.rootIno,
-                newName: "renamed.txt", flags: [], context: context),
+            try fileSystem.makeDirectory(
+                parent: FolioFileSystem.rootIno, name: "folder", permissions: 0o755, context: context),
             "while the store fails, a change that cannot be stored fails at once")
-        XCTAssertNoThrow(try fileSystem.lookup(parent: FolioFileSystem.rootIno, name: "doc.txt"),
-                         "the failed rename changed nothing")
+        XCTAssertThrowsError(try fileSystem.lookup(parent: FolioFileSystem.rootIno, name: "folder"),
+                             "the failed mkdir changed nothing")
 
         store.failing.withLock { $0 = false }
         try fileSystem.release(handle)
