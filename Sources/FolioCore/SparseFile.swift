@@ -56,6 +56,11 @@ public enum SparseFile {
             try copyRange(range, from: source, to: destination)
             offset = range.upperBound
         }
+        // Only where the length is not right yet: ext4 writes a file truncated to its own length (a new empty
+        // file truncated to 0, the copy of the empty version that every new file's first write makes) back to
+        // the disk when it is closed, as if it were replacing a file (`auto_da_alloc`): a disk write per file.
+        var status = stat()
+        guard fstat(destination, &status) != 0 || Int64(status.st_size) != size else { return }
         guard ftruncate(destination, off_t(size)) == 0 else {
             throw .system(Errno(rawValue: errno), "set the size of a copy")
         }

@@ -11,6 +11,9 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     /// Replays wait for the helper: on a queue of their own, so they never hold up an invalidation.
     private let replayQueue = DispatchQueue(label: "folio.change-replayer")
     private let sessionAddress = Mutex<UInt>(0)
+    /// Invalidations not sent yet, in order. A burst (a commit per file of an untar) is sent by one drain on
+    /// the queue instead of one queued block — and one thread wake-up — each.
+    private let pending = Mutex<[PendingInvalidation]>([])
     /// The core's inode shown as this mount's root.
     private let rootIno: UInt64
     /// Replays remote changes through the mount (`nil`: not replayed).
@@ -48,16 +51,39 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
 
     func invalidateInode(_ ino: UInt64) {
         guard let ino = nodeID(ino) else { return }
-        queue.async { [self] in
-            sessionAddress.withLock { address in
-                guard let session = OpaquePointer(bitPattern: address) else { return }
-                _ = fuse_lowlevel_notify_inval_inode(session, ino, 0, 0)
-            }
-        }
+        enqueue(.inode(ino))
     }
 
     func invalidateEntry(parent: UInt64, name: String) {
-        queue.async { [self] in invalidateEntryNow(parent: parent, name: name) }
+        enqueue(.entry(parent: parent, name: name))
+    }
+
+    /// Adds an invalidation; the first of a burst schedules the drain that sends them all.
+    private func enqueue(_ invalidation: PendingInvalidation) {
+        let first = pending.withLock { list in
+            list.append(invalidation)
+            return list.count == 1
+        }
+        if first { queue.async { [self] in drain() } }
+    }
+
+    /// Sends the pending invalidations in the order they came (on the notifier's queue).
+    private func drain() {
+        let batch = pending.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for invalidation in batch {
+            switch invalidation {
+            case .inode(let ino):
+                sessionAddress.withLock { address in
+                    guard let session = OpaquePointer(bitPattern: address) else { return }
+                    _ = fuse_lowlevel_notify_inval_inode(session, ino, 0, 0)
+                }
+            case .entry(let parent, let name):
+                invalidateEntryNow(parent: parent, name: name)
+            }
+        }
     }
 
     func replay(_ change: ReplayedChange) {
@@ -66,6 +92,12 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
             guard sessionAddress.withLock({ $0 != 0 }) else { return }
             replayer.perform(change) { parent, name in invalidateEntryNow(parent: parent, name: name) }
         }
+    }
+
+    /// An invalidation waiting for the notifier's queue: a kernel node id, or a folder's core inode and a name.
+    private enum PendingInvalidation {
+        case inode(UInt64)
+        case entry(parent: UInt64, name: String)
     }
 
     /// Invalidates an entry now (from one of the notifier's queues, never from a request handler).

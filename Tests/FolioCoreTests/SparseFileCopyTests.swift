@@ -50,6 +50,20 @@ final class SparseFileCopyTests: XCTestCase {
         XCTAssertEqual(bytes, [0, 0, 0, 0])
     }
 
+    /// A copy whose length is already right does not truncate the copy: ext4 writes a file truncated to its
+    /// own length back to the disk at its close (a disk write for every new file's first write, which copies
+    /// the empty version). Seen through a descriptor that cannot be truncated (read-only).
+    func testCopyOfNothingDoesNotTruncateTheNewFile() throws {
+        let source = try makeFile("empty")
+        _ = try makeFile("copy")
+        let readOnly = open(folder + "/copy", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(readOnly, 0)
+        defer { close(readOnly) }
+        XCTAssertNotEqual(ftruncate(readOnly, 0), 0, "the test needs a descriptor that cannot be truncated")
+        XCTAssertNoThrow(try SparseFile.copy(from: source, to: readOnly, size: 0))
+        XCTAssertEqual(status(readOnly).st_size, 0)
+    }
+
     func testSeekFindsDataAndHolesAsLinuxDoes() throws {
         let fd = try makeFile("holes")
         let offset: Int64 = 1 << 24
