@@ -120,7 +120,8 @@ public enum ItemState: Hashable, Sendable, Codable {
             (.materialized, .remoteContentChanged):
             return .placeholder
         case (.conflicted, .remoteVersionKept), (.dirty, .remoteVersionKept), (.uploading, .remoteVersionKept),
-            (.failed, .remoteVersionKept), (.materialized, .remoteVersionKept):
+            (.failed, .remoteVersionKept), (.materialized, .remoteVersionKept), (.placeholder, .remoteVersionKept),
+            (.materializing, .remoteVersionKept):
             return .materialized
         default:
             throw .invalidArgument("item state \(name) does not allow \(event)")

@@ -79,32 +79,53 @@ extension LocalProvider {
             guard let parsed = JournalAnchor(anchor), parsed.remoteID == remoteID else {
                 throw FolioError.anchorExpired("\(what): \(anchor.rawValue) is not an anchor of this remote")
             }
-            let watching = watchesForChanges.load(ordering: .relaxed) ? startWatching() : watcher.withLock { $0 }
-            let seen = watching?.takeChangedFolders(under: layout.directory(of: container))
-            let remoteID = self.remoteID
-            return try withTree(what) { tree in
-                _ = try tree.containerDirectory(container)
-                if let seen {
-                    // Every change made so far is in what the watcher saw: no sweep, unless it may have missed
-                    // some (its queue overflowed, or it has just started, or it ran out of watches).
-                    try tree.refresh(tree.listedFolders(at: seen.paths, in: container), in: container)
-                    if seen.overflowed {
-                        try tree.sweep(container, folders: .max)
-                    } else if watching?.missesFolders.load(ordering: .relaxed) == true {
-                        try tree.sweep(container, folders: tree.sweepFoldersPerCall)
-                    }
-                } else {
-                    try tree.sweep(container, folders: tree.sweepFoldersPerCall)
-                }
-                try tree.flushJournal()
-                let batch = try tree.journal(for: container).records(
-                    after: parsed.position, limit: tree.changesPerCall)
-                let (updated, deleted) = try tree.resolve(batch.records, in: container)
-                return RemoteChanges(
-                    updated: updated, deleted: deleted,
-                    anchor: JournalAnchor(remoteID: remoteID, position: batch.position).anchor,
-                    isFullEnumeration: false, moreComing: batch.moreComing)
+            let watching = watcherForChanges()
+            let directory = layout.directory(of: container)
+            let seen = watching?.takeChangedFolders(under: directory)
+            do {
+                return try answer(since: parsed, in: container, seen: seen, watching: watching, what: what)
+            } catch {
+                // Not acted on: the next call takes it again. A remote that went away gets a new watcher when it
+                // is back (the one it had may watch a folder that is no longer the remote's).
+                if let seen { watching?.giveBack(seen, under: directory) }
+                if let failure = error as? FolioError, case .offline = failure { stopWatching() }
+                throw error
             }
+        }
+    }
+
+    /// ``changes(in:since:)`` once the watcher's news is taken: the folders it saw change (or the sweep's)
+    /// listed again, then the journal's records after `anchor`.
+    private func answer(
+        since anchor: JournalAnchor, in container: ContainerID,
+        seen: (paths: [FilePath], overflowed: Bool)?, watching: RemoteWatcher?, what: String
+    ) throws -> RemoteChanges {
+        let remoteID = self.remoteID
+        return try withTree(what) { tree in
+            _ = try tree.containerDirectory(container)
+            if let seen {
+                // Every change inotify can see is in what the watcher saw: the full sweep only when it may have
+                // missed some (its queue overflowed, it has just started, it ran out of watches); otherwise one
+                // folder a second, for what inotify does not see (another machine writing to a network
+                // folder, a truncate by path).
+                try tree.refresh(tree.listedFolders(at: seen.paths, in: container), in: container)
+                if seen.overflowed {
+                    try tree.sweep(container, folders: .max)
+                } else if watching?.missesFolders.load(ordering: .relaxed) == true {
+                    try tree.sweep(container, folders: tree.sweepFoldersPerCall)
+                } else if tree.slowSweepIsDue(in: container) {
+                    try tree.sweep(container, folders: 1)
+                }
+            } else {
+                try tree.sweep(container, folders: tree.sweepFoldersPerCall)
+            }
+            try tree.flushJournal()
+            let batch = try tree.journal(for: container).records(after: anchor.position, limit: tree.changesPerCall)
+            let (updated, deleted) = try tree.resolve(batch.records, in: container)
+            return RemoteChanges(
+                updated: updated, deleted: deleted,
+                anchor: JournalAnchor(remoteID: remoteID, position: batch.position).anchor,
+                isFullEnumeration: false, moreComing: batch.moreComing)
         }
     }
 

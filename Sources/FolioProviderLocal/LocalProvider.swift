@@ -97,9 +97,20 @@ public final class LocalProvider: Provider {
         }
     }
 
-    /// Stops the push notifications.
+    /// Stops the push notifications (a later ``changes(in:since:)`` starts a new watcher).
     public func stopWatching() {
-        watcher.withLock { $0?.stop() }
+        watcher.withLock { watcher in
+            watcher?.stop()
+            watcher = nil
+        }
+    }
+
+    /// The watcher for ``changes(in:since:)``: started if it was not, and replaced by a new one if it lost the
+    /// remote's folder (unmounted or deleted); `nil` without inotify or when ``watchesForChanges`` is off.
+    func watcherForChanges() -> RemoteWatcher? {
+        guard watchesForChanges.load(ordering: .relaxed) else { return watcher.withLock { $0 } }
+        if watcher.withLock({ $0.map { !$0.seesTheRemote } ?? false }) { stopWatching() }
+        return startWatching()
     }
 
     deinit {

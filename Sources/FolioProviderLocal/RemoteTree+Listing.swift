@@ -253,6 +253,15 @@ extension RemoteTree {
         try refresh(folders, in: container)
     }
 
+    /// Whether ``slowSweepSeconds`` have passed since the slow sweep (one folder, while a watcher runs) last ran
+    /// in `container`; if so, it is due now.
+    mutating func slowSweepIsDue(in container: ContainerID) -> Bool {
+        let now = SystemCalls.coarseClock().seconds
+        guard lastSlowSweep[container].map({ now >= $0 + slowSweepSeconds }) ?? true else { return false }
+        lastSlowSweep[container] = now
+        return true
+    }
+
     /// The listed folders of `container` among the folders at `paths` (absolute; the ones a watcher saw
     /// change), by id, parents before their children (listed again in that order, a folder renamed is found
     /// under its new name by its parent's listing before its own).

@@ -33,6 +33,10 @@ struct RemoteTree: Sendable {
     /// How many listed folders each ``LocalProvider/changes(in:since:)`` lists again to find changes made by hand
     /// when no watcher runs (the sweep, round robin).
     var sweepFoldersPerCall = 16
+    /// When the slow sweep last ran in each container (seconds; see ``slowSweepIsDue(in:)``).
+    var lastSlowSweep: [ContainerID: Int64] = [:]
+    /// How often the slow sweep lists one folder while a watcher runs.
+    var slowSweepSeconds: Int64 = 1
     /// The most records one ``LocalProvider/changes(in:since:)`` answers with (``RemoteChanges/moreComing``).
     var changesPerCall = 1000
 

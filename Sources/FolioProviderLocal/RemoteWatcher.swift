@@ -36,6 +36,10 @@ final class RemoteWatcher: Sendable {
     private let reading = Mutex<(buffer: [UInt8], closed: Bool)>(([UInt8](repeating: 0, count: 64 << 10), false))
     /// Whether some folder could not be watched (no watch left): then the watcher does not see everything.
     let missesFolders = Atomic<Bool>(false)
+    /// Set when the remote's folder lost its watch (unmounted, deleted, moved away; see ``seesTheRemote``).
+    private let lostRoot = Atomic<Bool>(false)
+    /// The remote's folder as it was when watching started (device and inode).
+    private let rootStatus: FileStatus?
     private let continuation: AsyncStream<Void>.Continuation
     /// The notifications.
     let stream: AsyncStream<Void>
@@ -46,6 +50,7 @@ final class RemoteWatcher: Sendable {
     /// Starts watching `root` and `others`; `nil` if inotify is not available (the provider is then only polled).
     init?(root: FilePath, alsoWatching others: [FilePath] = [], watchLimit: Int = .max) {
         self.watchLimit = watchLimit
+        rootStatus = try? SystemCalls.statusIfPresent(root)
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return nil }
         self.root = root
@@ -97,7 +102,12 @@ final class RemoteWatcher: Sendable {
                     offset = nameStart + nameLength
                     sawChange = true
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true }
+                    if mask & UInt32(IN_UNMOUNT) != 0 { lostRoot.store(true, ordering: .relaxed) }
                     guard let folder = watched.withLock({ $0[watch] }) else { continue }
+                    let gone = UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)
+                    if mask & gone != 0, folder == root.string || others.contains(FilePath(folder)) {
+                        lostRoot.store(true, ordering: .relaxed)
+                    }
                     folders.insert(folder)
                     if nameLength == 0 {
                         // No name: the watched folder itself changed (its attributes): its parent lists it.
@@ -133,21 +143,49 @@ final class RemoteWatcher: Sendable {
     /// Takes the folders at or below `directory` (a container's) that changed since the last call, every change
     /// made before this call included, and whether the kernel's queue overflowed (or the watcher started) since
     /// this directory last heard of it (then any folder may have changed).
+    /// Folders under another watched tree inside `directory` (an adopted folder's app containers, inside the
+    /// Drive's folder) are not taken: they belong to that tree's containers.
     func takeChangedFolders(under directory: FilePath) -> (paths: [FilePath], overflowed: Bool) {
         if readEvents() { continuation.yield(()) }
         let prefix = directory.string
+        let elsewhere = ([root] + others).map(\.string).filter { $0.hasPrefix(prefix + "/") }
         return changed.withLock { changed in
-            let taken = changed.folders.filter { $0 == prefix || $0.hasPrefix(prefix + "/") }
+            let taken = changed.folders.filter { folder in
+                (folder == prefix || folder.hasPrefix(prefix + "/"))
+                    && !elsewhere.contains { folder == $0 || folder.hasPrefix($0 + "/") }
+            }
             changed.folders.subtract(taken)
             let overflowed = changed.overflowed && changed.overflowTakenBy.insert(prefix).inserted
             return (taken.map { FilePath($0) }, overflowed)
         }
     }
 
+    /// Whether the watcher still watches the remote's folder: false once that folder was unmounted, deleted,
+    /// moved away or replaced (another folder now at its path, a share mounted again): then it sees nothing of
+    /// the remote and must be replaced by a new one. (An event does not always say so: a folder deleted while
+    /// open has no `IN_DELETE_SELF` until closed; hence the path's device and inode are compared too.)
+    var seesTheRemote: Bool {
+        guard !lostRoot.load(ordering: .relaxed), let rootStatus,
+            let now = try? SystemCalls.statusIfPresent(root)
+        else { return false }
+        return now.device == rootStatus.device && now.inode == rootStatus.inode
+    }
+
+    /// Gives back what ``takeChangedFolders(under:)`` took, when it could not be acted on (the call failed):
+    /// the next call takes it again.
+    func giveBack(_ taken: (paths: [FilePath], overflowed: Bool), under directory: FilePath) {
+        changed.withLock { changed in
+            changed.folders.formUnion(taken.paths.map(\.string))
+            if taken.overflowed { changed.overflowTakenBy.remove(directory.string) }
+        }
+    }
+
     /// Adds a watch for every folder at or below `folders` (one that has one already keeps it, under its path of
     /// now: a folder renamed is watched under its new name); the folders watched.
     private func watchSubtrees(_ folders: [String]) -> [String] {
-        let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_ONLYDIR)
+        let mask = UInt32(
+            IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
+                | IN_MOVE_SELF | IN_ONLYDIR)
         var stack = folders
         var done: [String] = []
         while let folder = stack.popLast() {

@@ -72,7 +72,9 @@ final class ItemStateTests: XCTestCase {
     func testKeepingTheRemoteVersionOfAConflictMakesItClean() throws {
         XCTAssertEqual(try ItemState.conflicted.applying(.remoteVersionKept), .materialized)
         XCTAssertEqual(try ItemState.dirty(generation: 3).applying(.remoteVersionKept), .materialized)
-        XCTAssertThrowsError(try ItemState.placeholder.applying(.remoteVersionKept))
+        // An evicted file whose conflict versions remain: keeping the remote's puts its content in place.
+        XCTAssertEqual(try ItemState.placeholder.applying(.remoteVersionKept), .materialized)
+        XCTAssertEqual(try ItemState.materializing.applying(.remoteVersionKept), .materialized)
     }
 
     func testAFailedItemChangedOnTheRemoteIsAConflict() throws {

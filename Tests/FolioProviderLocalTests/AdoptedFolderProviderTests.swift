@@ -208,4 +208,32 @@ final class AdoptedFolderProviderTests: XCTestCase {
         let items = try await LocalProvider(root: root).enumerateItems(in: .drive).items
         return Dictionary(items.map { ($0.name, $0.id.rawValue) }, uniquingKeysWith: { first, _ in first })
     }
+
+    /// In an adopted folder the app containers live inside the Drive's folder: a change by hand in one of them is
+    /// reported to that container even when the Drive asks for its changes first.
+    func testAChangeByHandInAnAppContainerIsItsOwnNotTheDrives() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        let notes = TemporaryRemote.notes.id
+        _ = try await provider.createItem(
+            remote.template("note.txt", in: notes), contents: try remote.contentFile("first"))
+        _ = try await provider.enumerateWholeFolder(nil, in: notes)
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        var driveAnchor = try await provider.currentAnchor(in: .drive)
+        var notesAnchor = try await provider.currentAnchor(in: notes)
+        driveAnchor = try await provider.changes(in: .drive, since: driveAnchor).anchor
+        notesAnchor = try await provider.changes(in: notes, since: notesAnchor).anchor
+
+        for round in 0..<5 {
+            try remote.writeByHand("edited by hand \(round)", to: "note.txt", in: notes)
+            let drive = try await provider.changes(in: .drive, since: driveAnchor)
+            driveAnchor = drive.anchor
+            XCTAssertFalse(drive.updated.contains { $0.name == "note.txt" }, "not the Drive's")
+            let changes = try await provider.changes(in: notes, since: notesAnchor)
+            notesAnchor = changes.anchor
+            XCTAssertEqual(
+                changes.updated.first { $0.name == "note.txt" }?.size, Int64("edited by hand \(round)".utf8.count),
+                "round \(round): the app container's own change")
+        }
+    }
 }

@@ -283,6 +283,72 @@ final class ChangeJournalTests: XCTestCase {
         }
     }
 
+    /// The remote's folder replaced by a copy of itself (restored from a backup) between two calls: the watcher,
+    /// which watched the folder that is gone, is replaced, and a change by hand made afterwards is found at the
+    /// next call. A stopped watcher is replaced too.
+    func testAWatcherThatLostTheRemoteIsReplaced() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        let folder = try await provider.createItem(remote.template("Shared", kind: .directory), contents: nil)
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+
+        let copy = remote.root.string + ".restored"
+        XCTAssertEqual(try Self.run("/bin/cp", "-a", remote.root.string, copy), 0)
+        try FileManager.default.removeItem(atPath: remote.root.string)
+        try FileManager.default.moveItem(atPath: copy, toPath: remote.root.string)
+        anchor = try await provider.changes(in: .drive, since: anchor).anchor  // the news of the folder gone
+        try remote.writeByHand("after the restore", to: "Shared/back.txt")
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertTrue(
+            changes.updated.contains { $0.name == "back.txt" && $0.parentID == folder.id },
+            "a change after the restore is found: \(changes.updated.map(\.name)) \(changes.deleted)")
+
+        provider.stopWatching()
+        try remote.writeByHand("after a stop", to: "Shared/stopped.txt")
+        let afterStop = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertTrue(afterStop.updated.contains { $0.name == "stopped.txt" }, "a new watcher after a stop")
+    }
+
+    /// What inotify does not report (here a `truncate` by path, which only sends `IN_MODIFY`; another machine
+    /// writing to a network folder is the same) is found by the slow sweep while the watcher runs.
+    func testWhatTheWatcherCannotSeeIsFoundByTheSlowSweep() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { $0.sweepFoldersPerCall = 0 }
+        let folder = try await provider.createItem(remote.template("Quiet", kind: .directory), contents: nil)
+        let file = try await provider.createItem(
+            remote.template("long.txt", parentID: folder.id), contents: try remote.contentFile("a longer content"))
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        XCTAssertEqual(truncate(remote.path("Quiet/long.txt"), 3), 0)
+        var found: RemoteItem?
+        let deadline = Date().addingTimeInterval(15)
+        while found == nil && Date() < deadline {
+            let changes = try await provider.changes(in: .drive, since: anchor)
+            anchor = changes.anchor
+            found = changes.updated.first { $0.id == file.id }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTAssertEqual(found?.size, 3, "the truncate is found by the slow sweep")
+    }
+
+    private static func run(_ tool: String, _ arguments: String...) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     func testChangesByHandAreFoundByTheSweepWithoutAWatcher() async throws {
         let provider = try remote.provider()
         provider.watchesForChanges.store(false, ordering: .relaxed)  // as where inotify is not available
