@@ -7,44 +7,9 @@ import XCTest
 /// session's commit (DESIGN.md §3, "The fast path"; issue #14). A write is held just before its `pwrite` (the
 /// configuration's hook) while other requests run on other threads; each must finish within a bounded wait.
 final class SessionIOTests: XCTestCase {
-    /// Holds the writes of one thread at the hook until released.
-    private final class WriteValve: Sendable {
-        private let armed = Mutex(false)
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-
-        func arm() { armed.withLock { $0 = true } }
-
-        /// The hook: the first write after `arm()` waits here until `open()`.
-        func hook() {
-            let holds = armed.withLock { armed -> Bool in
-                defer { armed = false }
-                return armed
-            }
-            guard holds else { return }
-            entered.signal()
-            release.wait()
-        }
-
-        func open() { release.signal() }
-    }
-
-    /// Runs `body` on a thread of its own and waits for it at most `seconds`; false if it did not finish.
-    private func finishes(within seconds: Double, _ body: @escaping @Sendable () throws -> Void) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
-        Thread {
-            do { try body() } catch { failure.withLock { $0 = "\(error)" } }
-            done.signal()
-        }.start()
-        let finished = done.wait(timeout: .now() + seconds) == .success
-        if let message = failure.withLock({ $0 }) { XCTFail(message) }
-        return finished
-    }
-
     func testAWriteOnItsWayToTheDiskHoldsUpNoOtherRequest() async throws {
-        let valve = WriteValve()
-        let core = try CoreHarness(beforeContentWrite: { valve.hook() })
+        let valve = Valve()
+        let core = try CoreHarness(beforeContentWrite: { valve.hold() })
         try await core.write("other.txt", "committed before")
         let writer = try await core.openForWriting("slow.txt", truncate: true)
         let fileSystem = core.fileSystem
@@ -93,8 +58,8 @@ final class SessionIOTests: XCTestCase {
     }
 
     func testACommitWaitsForTheWritesOfItsSessionThatAreUnderWay() async throws {
-        let valve = WriteValve()
-        let core = try CoreHarness(beforeContentWrite: { valve.hook() })
+        let valve = Valve()
+        let core = try CoreHarness(beforeContentWrite: { valve.hold() })
         let writer = try await core.openForWriting("doc.txt", truncate: true)
         let fileSystem = core.fileSystem
         _ = try Array("first ".utf8).withUnsafeBytes { try fileSystem.write(writer, offset: 0, bytes: $0) }

@@ -10,28 +10,6 @@ import XCTest
 /// core's state lock, in order, through the ``StoreWriter``; a `stat` or an open and close of another file does not
 /// wait for them, a durable reply still waits for its transaction, and a store failure still surfaces.
 final class StoreWriterTests: XCTestCase {
-    /// Holds the first durable transaction after `arm()` at the store hook until `open()`.
-    private final class TransactionValve: Sendable {
-        private let armed = Mutex(false)
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-
-        func arm() { armed.withLock { $0 = true } }
-
-        func hook(durable: Bool) {
-            guard durable else { return }
-            let holds = armed.withLock { armed -> Bool in
-                defer { armed = false }
-                return armed
-            }
-            guard holds else { return }
-            entered.signal()
-            release.wait()
-        }
-
-        func open() { release.signal() }
-    }
-
     /// A real store that fails every write while `failing` is set (a full or broken disk).
     private final class FlakyStore: MetadataStore {
         let real: SQLiteMetadataStore
@@ -47,22 +25,9 @@ final class StoreWriterTests: XCTestCase {
         }
     }
 
-    /// Runs `body` on a thread of its own and waits for it at most `seconds`; false if it did not finish.
-    private func finishes(within seconds: Double, _ body: @escaping @Sendable () throws -> Void) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
-        Thread {
-            do { try body() } catch { failure.withLock { $0 = "\(error)" } }
-            done.signal()
-        }.start()
-        let finished = done.wait(timeout: .now() + seconds) == .success
-        if let message = failure.withLock({ $0 }) { XCTFail(message) }
-        return finished
-    }
-
     func testAStoreTransactionUnderWayHoldsUpNoStatOrOpenOfAnotherFile() async throws {
-        let valve = TransactionValve()
-        let core = try CoreHarness(groupWriteDelay: .seconds(60), beforeStoreWrite: { valve.hook(durable: $0) })
+        let valve = Valve()
+        let core = try CoreHarness(groupWriteDelay: .seconds(60), beforeStoreWrite: { if $0 { valve.hold() } })
         try await core.write("other.txt", "committed before")
         let writer = try await core.openForWriting("synced.txt", truncate: true)
         let fileSystem = core.fileSystem

@@ -261,15 +261,7 @@ final class ChangeJournalTests: XCTestCase {
         defer { provider.stopWatching() }
         provider.watchLimit.store(3, ordering: .relaxed)  // the container's root, and two of its folders
         try provider.tree.withLock { $0.sweepFoldersPerCall = 2 }
-        var folders: [RemoteItem] = []
-        for name in ["A", "B", "C", "D", "E", "F"] {
-            let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
-            folders.append(folder)
-            _ = try await provider.createItem(
-                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile(name))
-            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
-        }
-        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let folders = try await sixListedFolders(provider)
         var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
         for (index, name) in ["A", "B", "C", "D", "E", "F"].enumerated() {
             try remote.writeByHand("changed by hand", to: "\(name)/inside.txt")
@@ -340,6 +332,20 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(found?.size, 3, "the truncate is found by the slow sweep")
     }
 
+    /// Folders A…F of the Drive, each with an `inside.txt` (content: its name), all listed, and the Drive's root.
+    private func sixListedFolders(_ provider: LocalProvider) async throws -> [RemoteItem] {
+        var folders: [RemoteItem] = []
+        for name in ["A", "B", "C", "D", "E", "F"] {
+            let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
+            folders.append(folder)
+            _ = try await provider.createItem(
+                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile(name))
+            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        return folders
+    }
+
     private static func run(_ tool: String, _ arguments: String...) throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
@@ -352,15 +358,7 @@ final class ChangeJournalTests: XCTestCase {
     func testChangesByHandAreFoundByTheSweepWithoutAWatcher() async throws {
         let provider = try remote.provider()
         provider.watchesForChanges.store(false, ordering: .relaxed)  // as where inotify is not available
-        var folders: [RemoteItem] = []
-        for name in ["A", "B", "C", "D", "E", "F"] {
-            let folder = try await provider.createItem(remote.template(name, kind: .directory), contents: nil)
-            folders.append(folder)
-            _ = try await provider.createItem(
-                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile(name))
-            _ = try await provider.enumerateWholeFolder(folder.id, in: .drive)
-        }
-        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let folders = try await sixListedFolders(provider)
         let listings = Mutex(0)
         try provider.tree.withLock { tree in
             tree.sweepFoldersPerCall = 2
