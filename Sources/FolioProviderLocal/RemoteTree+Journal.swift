@@ -137,16 +137,20 @@ extension RemoteTree {
     /// The item of a change record: where the index places it, or at the place recorded (then indexed there).
     /// A record naming a place the index does not know (its parent not listed in this process: after a restart),
     /// or a name that is not one component (the journal is the remote's: not trusted), is looked for by id
-    /// (``locate(_:in:rescanOnMiss:)``: folder by folder), never reported deleted unseen.
-    mutating func locateRecorded(_ record: JournalRecord, in container: ContainerID) throws -> LocatedItem? {
+    /// (``locate(_:in:rescanOnMiss:)``: folder by folder), never reported deleted unseen; with `searching` false,
+    /// such an item is not looked for (`nil`).
+    mutating func locateRecorded(
+        _ record: JournalRecord, in container: ContainerID, searching: Bool = true
+    ) throws -> LocatedItem? {
         if let found = try locateIndexed(record.id, in: container) { return found }
         guard let name = record.name else { return nil }
+        func elsewhere() throws -> LocatedItem? { searching ? try locate(record.id, in: container) : nil }
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), (try? ItemName.validate(name)) != nil
-        else { return try locate(record.id, in: container) }
+        else { return try elsewhere() }
         var path: FilePath
         if let parentID = record.parentID {
             guard let parent = try locateIndexed(parentID, in: container), parent.kind == .directory else {
-                return try locate(record.id, in: container)
+                return try elsewhere()
             }
             path = parent.path
         } else {
@@ -155,7 +159,7 @@ extension RemoteTree {
         path.append(name)
         guard let status = try SystemCalls.statusIfPresent(path), let kind = status.kind,
             try identity(at: path, status: status) == record.id
-        else { return try locate(record.id, in: container) }
+        else { return try elsewhere() }
         if indexes[container] == nil { indexes[container] = ContainerIndex() }
         indexes[container]?.places[record.id] = ContainerIndex.Place(
             parentID: record.parentID, name: name, isFile: kind == .file)

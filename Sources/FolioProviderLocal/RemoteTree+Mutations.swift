@@ -57,7 +57,10 @@ extension RemoteTree {
         let (id, container) = (template.id, template.container)
         let parentID = template.parentID == ItemID.root(of: container) ? nil : template.parentID
         let place = JournalRecord(id: id, parentID: parentID, name: template.name)
-        if let found = try locateRecorded(place, in: container) { return found }
+        // Indexed, or where the first attempt put it: never a search of the container (every new item would
+        // cost a walk of everything; a first attempt that landed and was then moved by hand before the retry
+        // is not recognized).
+        if let found = try locateRecorded(place, in: container, searching: false) { return found }
         for other in indexes.keys where other != container {
             if let found = try? locateIndexed(id, in: other) { return found }
         }

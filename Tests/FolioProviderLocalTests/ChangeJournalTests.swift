@@ -439,6 +439,30 @@ final class ChangeJournalTests: XCTestCase {
         } catch FolioError.anchorExpired {}
     }
 
+    /// A create looks at its own place only, never through the container (an untar of n files would cost n
+    /// walks of everything), also in a provider that indexed nothing yet (after a restart).
+    func testACreateNeverWalksTheContainer() async throws {
+        let setup = try remote.provider()
+        for index in 0..<20 {
+            let folder = try await setup.createItem(remote.template("F\(index)", kind: .directory), contents: nil)
+            _ = try await setup.createItem(
+                remote.template("inside.txt", parentID: folder.id), contents: try remote.contentFile("\(index)"))
+        }
+        let provider = try remote.provider()
+        let listings = Mutex(0)
+        try provider.tree.withLock { tree in
+            tree.indexes = [:]  // as after a restart
+            tree.folderListed = { _ in listings.withLock { $0 += 1 } }
+        }
+        for index in 0..<10 {
+            _ = try await provider.createItem(remote.template("new-\(index).txt"), contents: try remote.contentFile("n"))
+        }
+        let folder = try await provider.createItem(remote.template("Fresh", kind: .directory), contents: nil)
+        _ = try await provider.createItem(
+            remote.template("inner.txt", parentID: folder.id), contents: try remote.contentFile("i"))
+        XCTAssertEqual(listings.withLock { $0 }, 0, "no folder listed by a create")
+    }
+
     func testAnItemIsFoundByIDAfterARestartWithoutListingItsFolderFirst() async throws {
         let file: RemoteItem
         do {
