@@ -129,7 +129,7 @@ final class ConflictTests: MountTestCase {
         try fixture.start()
         // The same items (same inodes here), changed: the clean one updated, the dirty one in conflict.
         XCTAssertEqual(Shell.check("cat '\(fixture.path("more/clean.txt"))'"), "second\n")
-        XCTAssertEqual(inode("more/clean.txt"), cleanInode)
+        XCTAssertEqual(inode("more/clean.txt"), cleanInode, "log:\n\(fixture.log.suffix(6000))")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.state(self.fixture, "docs/doc.txt") == "conflicted" },
                       "the save by hand conflicts with the local edit; log:\n\(fixture.log.suffix(3000))")
         XCTAssertEqual(inode("docs/doc.txt"), dirtyInode)
