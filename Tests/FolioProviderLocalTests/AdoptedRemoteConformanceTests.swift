@@ -19,20 +19,7 @@ final class AdoptedRemoteConformanceTests: XCTestCase {
 
     /// The suite over this test's adopted folder (as ``LocalProviderConformanceTests`` builds it).
     private func suite(withRival: Bool = true) -> ProviderConformance {
-        let root = remote.root
-        let makeRival: ProviderConformance.RivalFactory = { try RivalProcessEntry.start(remote: root) }
-        return ProviderConformance(
-            options: ProviderConformance.Options(
-                container: .drive, secondContainer: TemporaryRemote.notes.id,
-                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100,
-                expireAnchors: { container in try LocalProvider(root: root).expireAnchors(in: container) }
-            ),
-            makeProvider: { try LocalProvider(root: root) },
-            makeSlowProvider: {
-                try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
-            },
-            makeRival: withRival ? makeRival : nil
-        )
+        remote.conformanceSuite(withRival: withRival)
     }
 
     /// Runs one check and fails the test (with the suite's message) if it does not pass.

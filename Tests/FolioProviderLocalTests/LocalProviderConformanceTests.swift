@@ -15,27 +15,10 @@ final class LocalProviderConformanceTests: XCTestCase {
         remote.remove()
     }
 
-    /// The suite over this test's remote; the slow provider fetches at 1 MiB/s; the rival is this bundle run
-    /// again as another process.
+    /// The suite over this test's remote, with a rival process.
     private var suite: ProviderConformance { suite(withRival: true) }
 
-    /// The suite, with or without a rival process (the race across processes is skipped without).
-    private func suite(withRival: Bool) -> ProviderConformance {
-        let root = remote.root
-        let makeRival: ProviderConformance.RivalFactory = { try RivalProcessEntry.start(remote: root) }
-        return ProviderConformance(
-            options: ProviderConformance.Options(
-                container: .drive, secondContainer: TemporaryRemote.notes.id,
-                extraInvalidNames: [".folio-anything", ".folio-"], raceRounds: 100,
-                expireAnchors: { container in try LocalProvider(root: root).expireAnchors(in: container) }
-            ),
-            makeProvider: { try LocalProvider(root: root) },
-            makeSlowProvider: {
-                try LocalProvider(root: root, simulation: NetworkSimulation(bandwidthBytesPerSecond: 1 << 20))
-            },
-            makeRival: withRival ? makeRival : nil
-        )
-    }
+    private func suite(withRival: Bool) -> ProviderConformance { remote.conformanceSuite(withRival: withRival) }
 
     /// Runs one check and fails the test (with the suite's message) if it does not pass.
     private func assertPasses(_ check: ProviderConformance.Check) async throws {

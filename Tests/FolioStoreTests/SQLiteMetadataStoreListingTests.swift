@@ -6,19 +6,7 @@ import XCTest
 @testable import FolioStore
 
 /// Schema v5: whether a folder's children were listed, and the sync anchor of each container.
-final class SQLiteMetadataStoreListingTests: XCTestCase {
-    private var directory: URL!
-
-    private var databasePath: String { directory.appendingPathComponent("meta/store.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try StoreFixtures.makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let directory { try FileManager.default.removeItem(at: directory) }
-    }
-
+final class SQLiteMetadataStoreListingTests: StoreTestCase {
     func testListedFlagsAndAnchorsSurviveReopening() throws {
         var unlisted = StoreFixtures.node(3)
         unlisted.kind = .directory

@@ -5,19 +5,7 @@ import XCTest
 
 @testable import FolioStore
 
-final class SQLiteMetadataStoreTests: XCTestCase {
-    private var directory: URL!
-
-    private var databasePath: String { directory.appendingPathComponent("meta/store.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try StoreFixtures.makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let directory { try FileManager.default.removeItem(at: directory) }
-    }
-
+final class SQLiteMetadataStoreTests: StoreTestCase {
     private func openStore() throws -> SQLiteMetadataStore {
         try SQLiteMetadataStore(path: databasePath)
     }

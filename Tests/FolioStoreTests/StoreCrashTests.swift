@@ -7,19 +7,9 @@ import XCTest
 ///
 /// The child is this same test binary, re-run with only ``testChildProcessEntryPoint()`` selected and the
 /// database path in the environment; without that environment the entry point skips itself.
-final class StoreCrashTests: XCTestCase {
+final class StoreCrashTests: StoreTestCase {
     private static let pathVariable = "FOLIO_STORE_CRASH_CHILD_DB"
     private static let countVariable = "FOLIO_STORE_CRASH_CHILD_COUNT"
-
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try StoreFixtures.makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let directory { try FileManager.default.removeItem(at: directory) }
-    }
 
     func testKilledProcessKeepsEveryCommittedBatch() throws {
         let databasePath = directory.appendingPathComponent("store.sqlite").path
