@@ -182,16 +182,36 @@ public final class RemotePoller: RemoteRefreshing {
     /// Refreshes on push notifications and every `interval`, until the task is cancelled. A burst of
     /// notifications (a folder copied onto the remote) is taken in with one refresh after it pauses briefly.
     public func run() async {
-        let wake = self.wake
         let notifications = push ? provider.changeNotifications() : nil
         let interval = self.interval ?? (notifications == nil ? Self.defaultInterval : Self.defaultIntervalWithPush)
         logger.info("remote changes: \(notifications == nil ? "polled" : "pushed"), polled every \(interval)")
-        let listener = Task {
-            guard let notifications else { return }
-            for await _ in notifications { wake.signal() }
+        await withTaskGroup(of: Void.self) { group in
+            if let notifications { group.addTask { await self.listen(to: notifications) } }
+            await refreshUntilCancelled(every: interval)
+            group.cancelAll()
         }
+    }
+
+    /// Wakes the refresh loop at each notification. A stream that ends (the provider replaced its watcher: the
+    /// remote went away for a moment, or was unmounted and mounted again) is followed by a refresh, for what
+    /// changed meanwhile, and by the provider's stream of now, so push never silently turns into polling.
+    private func listen(to first: AsyncStream<Void>) async {
+        var notifications: AsyncStream<Void>? = first
+        while !Task.isCancelled {
+            if let notifications {
+                for await _ in notifications { wake.signal() }
+            }
+            if Task.isCancelled { return }
+            wake.signal()
+            try? await Task.sleep(for: Self.resubscribePause)
+            if Task.isCancelled { return }
+            notifications = provider.changeNotifications()
+            if notifications != nil { logger.info("remote changes: pushed again (the provider's watcher changed)") }
+        }
+    }
+
+    private func refreshUntilCancelled(every interval: Duration) async {
         var retryPause = Self.retryPause
-        defer { listener.cancel() }
         // What start() left (a resync, or all of it when the provider failed): at once.
         if !resyncs.withLock({ $0.isEmpty }) || !started.withLock({ $0 }) { wake.signal() }
         while !Task.isCancelled {
@@ -232,6 +252,9 @@ public final class RemotePoller: RemoteRefreshing {
 
     /// The longest a refresh waits for uploads in flight to end.
     static let uploadWaitLimit: Duration = .seconds(1)
+
+    /// How long the listener waits, after the provider's notifications ended, before it asks for them again.
+    static let resubscribePause: Duration = .seconds(1)
 
     /// How long the poller lets a burst of notifications gather before it refreshes.
     static let burstPause: Duration = .milliseconds(50)

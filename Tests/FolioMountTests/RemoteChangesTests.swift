@@ -101,6 +101,30 @@ final class RemoteChangesTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
     }
 
+    /// The remote's folder goes away for a moment (a share unmounted and mounted again): the provider replaces
+    /// its watcher, and push goes on with the new one (with a ten-minute poll, only push can bring the change).
+    func testPushGoesOnAfterTheRemoteWasAwayForAMoment() throws {
+        let m = fixture.mountpoint
+        XCTAssertEqual(read("docs/a.txt"), "first\n")
+        let away = fixture.root + "/remote-away"
+        Shell.check("mv '\(fixture.remote)' '\(away)' && mkdir '\(fixture.remote)'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            self.fixture.folio("status '\(m)'").stdout.contains("provider: OFFLINE: ")
+        }, fixture.folio("status '\(m)'").stdout + String(fixture.log.suffix(2000)))
+        Shell.check("rmdir '\(fixture.remote)' && mv '\(away)' '\(fixture.remote)'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+            self.fixture.folio("status '\(m)'").stdout.contains("provider: online")
+        }, fixture.folio("status '\(m)'").stdout + String(fixture.log.suffix(2000)))
+
+        for round in 1...3 {
+            Shell.check("echo 'after \(round)' > '\(fixture.remotePath("docs/after.txt"))'")
+            eventually("a change by hand after the remote came back arrives by push (round \(round))") {
+                self.read("docs/after.txt") == "after \(round)\n"
+            }
+        }
+        XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
+    }
+
     func testAnotherMountOfTheSameRemoteIsAnotherDevice() throws {
         let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
         addTeardownBlock { device.tearDown() }
