@@ -2,7 +2,7 @@ extension FolioFileSystem {
     /// A change of ours to a child landed in folder `ino` on the remote, which gave the folder a time of its
     /// own (the remote's clock): the folder's local time — the one the user set, or that of the last change
     /// inside it here — is sent again after it, so the remote's echo never replaces it, here or elsewhere. (A
-    /// remote time of the folder seen before this is recorded is not taken: ``folderTimeMayBeEcho(_:state:)``.)
+    /// remote time of the folder seen before this is recorded is not taken: ``RemoteMerge/folderTimeMayBeEcho(_:state:)``.)
     /// Only the time is sent (``Node/timeDirty``): the folder's name, place and mode meanwhile are the
     /// remote's, so another device's rename, move or mode change of the folder is never undone by it.
     func resendFolderTime(_ ino: UInt64, state: inout State) {
@@ -29,18 +29,6 @@ extension FolioFileSystem {
                 if case .conflicted = node.state { return true }
                 if node.kind == .directory { folders.append(child) }
             }
-        }
-        return false
-    }
-
-    /// Whether a time the remote reports for folder `ino` may be the echo of a change of ours inside it that
-    /// landed but whose outcome is not recorded yet (then ``resendFolderTime(_:state:)`` follows, and sends the
-    /// local time, which must still be the folder's own): an upload or delete in flight of an item in it, or
-    /// of one that left it or was renamed in it.
-    func folderTimeMayBeEcho(_ ino: UInt64, state: borrowing State) -> Bool {
-        if state.sync.mayEchoFolderTime(ino) { return true }
-        for id in state.sync.uploadsInFlight {
-            if let child = state.byItemID[id], state.nodes[child]?.parent == ino { return true }
         }
         return false
     }
