@@ -61,8 +61,9 @@ extension RemoteTree {
     /// The items the records name, as they are now: the last record of each id decides; a change is looked for
     /// where the index places it, then where it was recorded (its parent found through the index, or through
     /// another record of the batch), and an item found in neither place is reported deleted (a move by hand
-    /// since is journaled when its folders are listed again). Parents come before their children. Costs in
-    /// proportion to the records, never a walk.
+    /// since is journaled when its folders are listed again), together with the file now in its place, if any
+    /// (``successor(of:in:)``). Parents come before their children. Costs in proportion to the records, never a
+    /// walk.
     mutating func resolve(
         _ records: [JournalRecord], in container: ContainerID
     ) throws -> (updated: [RemoteItem], deleted: [ItemID]) {
@@ -112,8 +113,42 @@ extension RemoteTree {
         for record in waiting {
             indexes[container]?.forget(record.id)
             deleted.append(record.id)
+            if let successor = try successor(of: record, in: container), found[successor.id] == nil {
+                found[successor.id] = successor
+                order.append(successor.id)
+            }
         }
         return (Self.parentsFirst(order.compactMap { found[$0] }), deleted)
+    }
+
+    /// The file now at the place `record` names, for a changed item that is nowhere now: a file saved by hand
+    /// (a new file renamed over it) while no process that knew the old one watched, say before a restart. It
+    /// is reported with the old one's departure, in the same answer, so a client sees the atomic save at once
+    /// and keeps the item (DESIGN.md §2), as a listing of the folder would show it; answered alone, the
+    /// departure would take the item away and the folder's next listing bring a new one. `nil` if that place
+    /// holds no file, or none the index knows there (the search for the old one indexed what it walked).
+    private mutating func successor(of record: JournalRecord, in container: ContainerID) throws -> RemoteItem? {
+        guard let name = record.name, !name.isEmpty, name != ".", name != "..", !name.contains("/"),
+            (try? ItemName.validate(name)) != nil
+        else { return nil }
+        var path: FilePath
+        if let parentID = record.parentID {
+            guard let parent = try locateIndexed(parentID, in: container), parent.kind == .directory else {
+                return nil
+            }
+            path = parent.path
+        } else {
+            path = try containerDirectory(container)
+        }
+        path.append(name)
+        guard let status = try SystemCalls.statusIfPresent(path), status.kind == .file,
+            let id = try identity(at: path, status: status), id != record.id,
+            let located = try locateIndexed(id, in: container), located.parentID == record.parentID,
+            located.name == name
+        else { return nil }
+        let item = try remoteItem(for: located)
+        _ = indexes[container]?.observe(item, isNew: true)
+        return item
     }
 
     /// `items` with every item after its parent when both are there (otherwise in the order given).

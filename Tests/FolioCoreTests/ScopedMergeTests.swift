@@ -184,6 +184,25 @@ final class ScopedMergeTests: XCTestCase {
         XCTAssertEqual(try core.list(""), ["doc.txt"])
     }
 
+    /// A change set naming a file's departure and a new file in its place (an atomic save on the remote that the
+    /// provider took for a new item, such as one made while no daemon ran) keeps the item: the same inode, with
+    /// the new version. (The local provider answers both at once for this: ChangeJournalTests.)
+    func testAChangeSetWithANewFileInTheDepartedOnesPlaceKeepsTheItem() throws {
+        let core = try CoreHarness()
+        let fs = core.fileSystem
+        try fs.registerContainers([(.drive, SyncAnchor("a1"))])
+        try fs.applyFolderListing(FolioFileSystem.rootIno, items: [folder("A", "A")])
+        try fs.applyFolderListing(try core.ino("A"), items: [file("old", in: ItemID("A"), "doc.txt")])
+        let ino = try core.ino("A/doc.txt")
+        XCTAssertTrue(try fs.applyChanges(RemoteChanges(
+            updated: [file("new", in: ItemID("A"), "doc.txt", version: "v2")], deleted: [ItemID("old")],
+            anchor: SyncAnchor("a2")), in: .drive))
+        XCTAssertEqual(try core.ino("A/doc.txt"), ino, "the same item")
+        XCTAssertEqual(fs.node(ino)?.itemID, ItemID("new"))
+        XCTAssertEqual(fs.node(ino)?.remoteVersion, "v2")
+        XCTAssertEqual(fs.node(ino)?.state, .placeholder)
+    }
+
     /// A full enumeration as a change set (a provider without a change history) counts for listed folders only.
     func testFullEnumerationCountsForListedFoldersOnly() throws {
         let core = try CoreHarness()

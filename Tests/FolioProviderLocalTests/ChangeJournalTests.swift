@@ -480,4 +480,35 @@ final class ChangeJournalTests: XCTestCase {
             XCTFail("an unknown id was found")
         } catch FolioError.notFound {}
     }
+
+    /// A file saved by hand (a new file renamed over it) while no provider ran, after its creation was journaled
+    /// but before a client took the changes: the changes since the client's anchor name the file now in its place
+    /// along with its departure, in one answer, so that client sees an atomic save and keeps the item (DESIGN.md
+    /// §2) instead of a deletion now and a new item when it next lists the folder.
+    func testAFileSavedByHandWhileNoProviderRanComesWithItsDeparture() async throws {
+        let folder: RemoteItem
+        let file: RemoteItem
+        let anchor: SyncAnchor
+        do {
+            let provider = try remote.provider()
+            folder = try await provider.createItem(remote.template("more", kind: .directory), contents: nil)
+            anchor = try await provider.currentAnchor(in: .drive)
+            file = try await provider.createItem(
+                remote.template("clean.txt", parentID: folder.id), contents: try remote.contentFile("first"))
+        }
+        try remote.writeByHand("second\n", to: "more/.clean.txt.swp")
+        XCTAssertEqual(rename(remote.path("more/.clean.txt.swp"), remote.path("more/clean.txt")), 0)
+
+        let provider = try remote.provider()
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.deleted, [file.id], "the old file is gone")
+        let successor = try XCTUnwrap(
+            changes.updated.first { $0.name == "clean.txt" }, "the new file comes with it: \(changes.updated)")
+        XCTAssertEqual(successor.parentID, folder.id)
+        XCTAssertEqual(successor.kind, .file)
+        XCTAssertEqual(successor.size, 7)
+        XCTAssertNotEqual(successor.id, file.id)
+        let listed = try await provider.enumerateWholeFolder(folder.id, in: .drive)
+        XCTAssertEqual(listed.map(\.id), [successor.id], "the folder's listing agrees")
+    }
 }
