@@ -102,6 +102,9 @@ final class RemoteWatcher: Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "folio-remote-watcher"
         thread.start()
+        // The start is news too (a listed folder may have changed before its watch): taken in at once, not at
+        // the next event or poll.
+        continuation.yield(())
     }
 
     /// Stops watching (the thread ends within half a second).
