@@ -230,9 +230,6 @@ final class RemoteWatcher: Sendable {
         }
     }
 
-    /// How many folders are watched (for tests: what a start or a listing costs).
-    var watchedFolderCount: Int { watched.withLock { $0.paths.count } }
-
     /// Adds a watch for `folder` (one that has one already keeps it, under its path of now: a folder renamed is
     /// watched under its new name); whether it is watched. Out of watches (`fs.inotify.max_user_watches`), the
     /// folder is not, and ``missesFolders`` says so: changes there are found by the sweep.
