@@ -379,6 +379,26 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(changes.updated.first { $0.name == "later.txt" }?.parentID, inner.id, "watched at its new path")
     }
 
+    /// The watcher's start is news at once (a listed folder may have changed before its watch): its first
+    /// notification comes without any change, so the poller takes the start's sweep in at once, not at the next
+    /// change or poll (a change in a folder watched only after it was made waited 30 s for the poll).
+    func testTheWatchersStartIsNewsAtOnce() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        let notifications = try XCTUnwrap(provider.changeNotifications())
+        let first = Task { () -> Bool in
+            for await _ in notifications { return true }
+            return false
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(10))
+            first.cancel()
+        }
+        defer { deadline.cancel() }
+        let notified = await first.value
+        XCTAssertTrue(notified, "no notification within 10 s of the start")
+    }
+
     /// The inode of the folder at `path`.
     private static func inode(of path: String) throws -> UInt64 {
         var info = stat()
