@@ -111,6 +111,7 @@ extension LocalProvider {
                 try tree.refresh(tree.listedFolders(at: seen.paths, in: container), in: container)
                 if seen.overflowed {
                     try tree.sweep(container, folders: .max)
+                    tree.watchListedFolders()  // at their paths of now: moves may be among the news lost
                 } else if watching?.missesFolders.load(ordering: .relaxed) == true {
                     try tree.sweep(container, folders: tree.sweepFoldersPerCall)
                 } else if tree.slowSweepIsDue(in: container) {

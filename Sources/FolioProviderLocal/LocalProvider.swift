@@ -49,6 +49,7 @@ public final class LocalProvider: Provider {
     let staging: StagingFolder
     /// The inotify watcher, started by the first ``changeNotifications()`` or ``changes(in:since:)``: what it
     /// saw change is listed again instead of sweeping folders that did not (``RemoteTree/sweepFoldersPerCall``).
+    /// It watches the folders the provider lists (the tree has it watch each one before reading it).
     let watcher = Mutex<RemoteWatcher?>(nil)
     /// Whether ``changes(in:since:)`` starts the watcher (false: changes by hand are found by the sweep alone,
     /// as where inotify is not available; for tests).
@@ -92,6 +93,8 @@ public final class LocalProvider: Provider {
                 watcher = RemoteWatcher(
                     root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [],
                     watchLimit: watchLimit.load(ordering: .relaxed))
+                // It watches the folders listed so far, and each folder listed from now on.
+                if let started = watcher { tree.withoutRemoteLock { $0.register(started) } }
             }
             return watcher
         }

@@ -41,6 +41,7 @@ extension RemoteTree {
         try itemIDs?.reloadIfChanged()
         if indexes[container] == nil { indexes[container] = ContainerIndex() }
         let started = SystemCalls.coarseClock()
+        if observing { watchBeforeListing(path) }
         let names: [String]
         do {
             names = try SystemCalls.directoryEntries(path).filter {

@@ -121,6 +121,7 @@ extension RemoteTree {
     private func collect(
         directory: FilePath, components: [String], parent: Int?, into objects: inout [ScannedObject]
     ) throws {
+        watchBeforeListing(directory)
         let names: [String]
         do {
             names = try SystemCalls.directoryEntries(directory)

@@ -23,6 +23,9 @@ struct RemoteTree: Sendable {
     /// Called by a scan right after it listed a folder, with the folder's path: tests make someone else's
     /// rename race with the walk through it.
     var folderListed: (@Sendable (FilePath) -> Void)?
+    /// The watchers of the providers of this process on this remote: every folder listed is watched by each of
+    /// them before it is read (``watchBeforeListing(_:)``).
+    var watchers: [WatcherReference] = []
     /// The change journal of each container used so far (``ChangeJournal``).
     var journals: [ContainerID: ChangeJournal] = [:]
     /// Records of changes made or found under the current hold of the lock, appended when it ends

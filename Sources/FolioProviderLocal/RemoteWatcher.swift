@@ -2,15 +2,20 @@ import Foundation
 import Synchronization
 import SystemPackage
 
-/// The local provider's watch on its remote folder: inotify on every folder, so that a change made by hand (a
-/// person editing the folder) or by another Folio process is known without looking at every file again. Reports
-/// that something changed (``stream``, push) and remembers which folders changed (``takeChangedFolders(under:)``):
-/// the folder an entry was created, changed, renamed or deleted in, and for a change of a folder's own attributes
-/// its parent too. Folio's own bookkeeping folder (`.folio`) is not watched, except the app containers of an
-/// adopted folder inside it. A folder created or moved in later is watched with everything below it as it
-/// appears, and reported as changed itself once watched (what was put in it before the watch is found by listing
-/// it again). When the kernel's queue overflowed, and once when the watcher starts, every folder may have
-/// changed: ``takeChangedFolders(under:)`` says so once per container.
+/// The local provider's watch on its remote folder: inotify on the folders the provider has listed, so that a
+/// change made by hand (a person editing the folder) or by another Folio process is known without looking at
+/// every file again. Reports that something changed (``stream``, push) and remembers which folders changed
+/// (``takeChangedFolders(under:)``): the folder an entry was created, changed, renamed or deleted in, and for a
+/// change of a folder's own attributes its parent too.
+///
+/// Only the remote's folder (and `others`: an adopted folder's app containers) is watched from the start; every
+/// other folder is watched when the provider lists it (``watch(_:)``, called before the listing reads it), so
+/// starting costs nothing in proportion to the remote: a folder never listed has no baseline to compare with,
+/// and its changes come with its parent's listing. A watched folder moved elsewhere keeps its watch (inotify
+/// follows the inode) and is watched under its new path once a watched folder reports it moved in (it is then
+/// reported as changed itself, with the watched folders below it). When the kernel's queue overflowed, and once
+/// when the watcher starts, every listed folder may have changed: ``takeChangedFolders(under:)`` says so once
+/// per container.
 ///
 /// Events are read by a thread of the watcher and also by ``takeChangedFolders(under:)`` itself, under one lock,
 /// so a change made before that call returned to the kernel is always in its answer.
@@ -22,13 +27,49 @@ final class RemoteWatcher: Sendable {
         var overflowTakenBy: Set<String> = []
     }
 
+    /// The watched folders: the path each watch descriptor watches, and the descriptor of each folder (by device
+    /// and inode: a watch follows its folder when it is moved).
+    private struct Watches {
+        var paths: [Int32: String] = [:]
+        var folders: [FolderKey: Int32] = [:]
+        var keys: [Int32: FolderKey] = [:]
+
+        /// Records that `watch` watches the folder `key` at `path`.
+        mutating func insert(_ watch: Int32, path: String, key: FolderKey) {
+            if let before = keys[watch], before != key { folders[before] = nil }
+            paths[watch] = path
+            keys[watch] = key
+            folders[key] = watch
+        }
+
+        /// Forgets `watch` (its folder is gone, or no longer watched).
+        mutating func remove(_ watch: Int32) {
+            paths[watch] = nil
+            if let key = keys.removeValue(forKey: watch), folders[key] == watch { folders[key] = nil }
+        }
+    }
+
+    /// A folder by device and inode.
+    private struct FolderKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        /// The folder at `path` (symlinks followed, as inotify does), `nil` if there is none.
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
     private let root: FilePath
-    /// More folders watched with everything below them (an adopted folder's app containers).
+    /// More folders watched from the start (an adopted folder's app containers).
     private let others: [FilePath]
     private let descriptor: Int32
     private let stopped = Atomic<Bool>(false)
-    /// The folder each watch descriptor watches.
-    private let watched = Mutex<[Int32: String]>([:])
+    /// The watched folders.
+    private let watched = Mutex(Watches())
     /// What changed since it was last taken. Lock order: `reading`, then `changed` or `watched`.
     private let changed = Mutex(Changed())
     /// Held while events are read and recorded (the thread's reads and ``takeChangedFolders(under:)``'s): the
@@ -57,10 +98,13 @@ final class RemoteWatcher: Sendable {
         self.others = others
         self.descriptor = descriptor
         (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        _ = watchSubtrees([root.string] + others.map(\.string))
+        for folder in [root] + others { _ = addWatch(folder.string) }
         let thread = Thread { [self] in run() }
         thread.name = "folio-remote-watcher"
         thread.start()
+        // The start is news too (a listed folder may have changed before its watch): taken in at once, not at
+        // the next event or poll.
+        continuation.yield(())
     }
 
     /// Stops watching (the thread ends within half a second).
@@ -103,7 +147,7 @@ final class RemoteWatcher: Sendable {
                     sawChange = true
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true }
                     if mask & UInt32(IN_UNMOUNT) != 0 { lostRoot.store(true, ordering: .relaxed) }
-                    guard let folder = watched.withLock({ $0[watch] }) else { continue }
+                    guard let folder = watched.withLock({ $0.paths[watch] }) else { continue }
                     let gone = UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)
                     if mask & gone != 0, folder == root.string || others.contains(FilePath(folder)) {
                         lostRoot.store(true, ordering: .relaxed)
@@ -112,21 +156,18 @@ final class RemoteWatcher: Sendable {
                     if nameLength == 0 {
                         // No name: the watched folder itself changed (its attributes): its parent lists it.
                         if folder != root.string { folders.insert(FilePath(folder).removingLastComponent().string) }
-                    } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                    } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_MOVED_TO) != 0 {
                         let name = reading.buffer[nameStart..<nameStart + nameLength].prefix { $0 != 0 }
                         let child = String(decoding: name, as: UTF8.self)
                         if !(folder == root.string && child == ".folio") { appeared.append(folder + "/" + child) }
                     }
-                    if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { _ = $0.removeValue(forKey: watch) } }
+                    if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { $0.remove(watch) } }
                 }
             }
-            if overflowed {
-                _ = watchSubtrees([root.string] + others.map(\.string))  // whatever appeared meanwhile
-            } else {
-                // Watched with everything below (a folder moved in brings its own), and listed again once
-                // watched: what was put in it before its watch existed is found that way.
-                folders.formUnion(watchSubtrees(appeared))
-            }
+            // Watched folders moved in (with the one moved or below it) are watched under their new paths, and
+            // listed again: what changed in them was reported under their old paths. (After an overflow, the
+            // sweep lists every listed folder again, which watches each one under its path of then.)
+            if !overflowed { folders.formUnion(rewatchMoved(appeared)) }
             if !folders.isEmpty || overflowed {
                 changed.withLock { changed in
                     changed.folders.formUnion(folders)
@@ -180,30 +221,46 @@ final class RemoteWatcher: Sendable {
         }
     }
 
-    /// Adds a watch for every folder at or below `folders` (one that has one already keeps it, under its path of
-    /// now: a folder renamed is watched under its new name); the folders watched.
-    private func watchSubtrees(_ folders: [String]) -> [String] {
+    /// Watches `folder`, which the provider is about to list (a change made after this call is seen); a folder
+    /// watched already is watched under this path from now on. Does nothing once the watcher stopped.
+    func watch(_ folder: FilePath) {
+        reading.withLock { reading in
+            guard !reading.closed, !stopped.load(ordering: .relaxed) else { return }
+            _ = addWatch(folder.string)
+        }
+    }
+
+    /// Adds a watch for `folder` (one that has one already keeps it, under its path of now: a folder renamed is
+    /// watched under its new name); whether it is watched. Out of watches (`fs.inotify.max_user_watches`), the
+    /// folder is not, and ``missesFolders`` says so: changes there are found by the sweep.
+    private func addWatch(_ folder: String) -> Bool {
         let mask = UInt32(
             IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
                 | IN_MOVE_SELF | IN_ONLYDIR)
+        guard let key = FolderKey(folder) else { return false }
+        let full = watched.withLock { $0.paths.count >= watchLimit && $0.folders[key] == nil }
+        let watch = full ? -1 : inotify_add_watch(descriptor, folder, mask)
+        if full { errno = ENOSPC }
+        guard watch >= 0 else {
+            if errno == ENOSPC { missesFolders.store(true, ordering: .relaxed) }
+            return false
+        }
+        watched.withLock { $0.insert(watch, path: folder, key: key) }
+        return true
+    }
+
+    /// Watches under their new paths the watched folders at or below `folders` (folders moved into a watched
+    /// folder); the folders watched anew. Costs a look at every folder of what was moved, none elsewhere.
+    private func rewatchMoved(_ folders: [String]) -> [String] {
         var stack = folders
         var done: [String] = []
         while let folder = stack.popLast() {
-            let full = watched.withLock { $0.count >= watchLimit && !$0.values.contains(folder) }
-            let watch = full ? -1 : inotify_add_watch(descriptor, folder, mask)
-            if full { errno = ENOSPC }
-            guard watch >= 0 else {
-                // Out of watches (`fs.inotify.max_user_watches`): changes there are found by the sweep.
-                if errno == ENOSPC { missesFolders.store(true, ordering: .relaxed) }
-                continue
-            }
-            watched.withLock { $0[watch] = folder }
-            done.append(folder)
+            guard let key = FolderKey(folder) else { continue }
+            if watched.withLock({ $0.folders[key] != nil }), addWatch(folder) { done.append(folder) }
             guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }
-            for name in names where !(folder == root.string && name == ".folio") {
-                stack.append(folder + "/" + name)
-            }
+            for name in names { stack.append(folder + "/" + name) }
         }
         return done
     }
 }
+

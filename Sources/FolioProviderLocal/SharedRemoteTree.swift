@@ -54,6 +54,12 @@ final class SharedRemoteTree: Sendable {
         }
     }
 
+    /// Runs `body` on the tree under its lock only, without the remote's: for what concerns this process alone
+    /// (its watchers), never for a look at the remote that must be atomic with other processes.
+    func withoutRemoteLock<Value: Sendable>(_ body: (inout RemoteTree) -> Value) -> Value {
+        tree.withLock { tree in body(&tree) }
+    }
+
     /// The path with symlinks resolved (so two spellings of one directory share a tree), or as given.
     private static func canonicalPath(_ path: FilePath) -> String {
         guard let resolved = realpath(path.string, nil) else { return path.lexicallyNormalized().string }

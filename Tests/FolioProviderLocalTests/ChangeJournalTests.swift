@@ -332,6 +332,100 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(found?.size, 3, "the truncate is found by the slow sweep")
     }
 
+    /// Starting the watcher costs nothing in proportion to the remote (issue 14: at 1,000,000 items it read all
+    /// 1,000 folders and took 1,000 watches before the first change could be seen): it watches the remote's folder
+    /// and the folders listed so far, never one nobody listed, and each folder from its first listing on, where a
+    /// change by hand is then found with no sweep; a listed folder moved by hand, with a listed folder inside it,
+    /// is watched under its new path, the one inside too. (Watches are read from the kernel: `/proc/self/fdinfo`.)
+    func testTheWatcherWatchesTheListedFoldersOnly() async throws {
+        for index in 0..<30 { try remote.writeByHand("\(index)", to: "F\(index)/inside.txt") }
+        try remote.writeByHand("inner", to: "Outer/Inner/inner.txt")
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        let top = try await provider.enumerateWholeFolder(nil, in: .drive)
+        var anchor = try await provider.currentAnchor(in: .drive)
+        XCTAssertNotNil(provider.changeNotifications())
+        let folders = try (0..<30).map { try Self.inode(of: remote.path("F\($0)")) }
+        XCTAssertTrue(try Self.watchedInodes().contains(Self.inode(of: remote.path(""))), "the Drive's root")
+        XCTAssertEqual(Self.watchedInodes().intersection(folders), [], "no folder never listed is watched")
+        anchor = try await provider.changes(in: .drive, since: anchor).anchor  // the start's sweep
+
+        let listed = try XCTUnwrap(top.first { $0.name == "F7" })
+        _ = try await provider.enumerateWholeFolder(listed.id, in: .drive)
+        XCTAssertEqual(Self.watchedInodes().intersection(folders), [folders[7]], "watched once listed")
+        try remote.writeByHand("changed by hand", to: "F7/inside.txt")
+        var changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertTrue(
+            changes.updated.contains { $0.name == "inside.txt" && $0.parentID == listed.id },
+            "\(changes.updated.map(\.name))")
+
+        let outer = try XCTUnwrap(top.first { $0.name == "Outer" })
+        let inOuter = try await provider.enumerateWholeFolder(outer.id, in: .drive)
+        let inner = try XCTUnwrap(inOuter.first)
+        _ = try await provider.enumerateWholeFolder(inner.id, in: .drive)
+        try FileManager.default.moveItem(atPath: remote.path("Outer"), toPath: remote.path("Moved"))
+        try remote.writeByHand("after the move", to: "Moved/Inner/after.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertTrue(changes.updated.contains { $0.id == outer.id }, "moved: \(changes.updated.map(\.name))")
+        XCTAssertEqual(changes.updated.first { $0.name == "after.txt" }?.parentID, inner.id)
+        try remote.writeByHand("later", to: "Moved/Inner/later.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.updated.first { $0.name == "later.txt" }?.parentID, inner.id, "watched at its new path")
+    }
+
+    /// The watcher's start is news at once (a listed folder may have changed before its watch): its first
+    /// notification comes without any change, so the poller takes the start's sweep in at once, not at the next
+    /// change or poll (a change in a folder watched only after it was made waited 30 s for the poll).
+    func testTheWatchersStartIsNewsAtOnce() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        let notifications = try XCTUnwrap(provider.changeNotifications())
+        let first = Task { () -> Bool in
+            for await _ in notifications { return true }
+            return false
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(10))
+            first.cancel()
+        }
+        defer { deadline.cancel() }
+        let notified = await first.value
+        XCTAssertTrue(notified, "no notification within 10 s of the start")
+    }
+
+    /// The inode of the folder at `path`.
+    private static func inode(of path: String) throws -> UInt64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw FolioError.notFound(path) }
+        return UInt64(info.st_ino)
+    }
+
+    /// The inodes this process watches with inotify (every inotify descriptor's watches, as the kernel lists them
+    /// in `/proc/self/fdinfo`).
+    private static func watchedInodes() -> Set<UInt64> {
+        var inodes: Set<UInt64> = []
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in descriptors {
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"))
+                == "anon_inode:inotify",
+                let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8)
+            else { continue }
+            for line in info.split(separator: "\n") where line.hasPrefix("inotify wd:") {
+                guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("ino:") }),
+                    let inode = UInt64(field.dropFirst(4), radix: 16)
+                else { continue }
+                inodes.insert(inode)
+            }
+        }
+        return inodes
+    }
+
     /// Folders A…F of the Drive, each with an `inside.txt` (content: its name), all listed, and the Drive's root.
     private func sixListedFolders(_ provider: LocalProvider) async throws -> [RemoteItem] {
         var folders: [RemoteItem] = []
