@@ -539,11 +539,11 @@ extension FolioFileSystem {
     private func commitUnderGate(_ ino: UInt64, durable: Bool) throws(FolioError) {
         guard let fd = state.withLock({ $0.sessions[ino]?.fd }) else { return }
         if durable { try cache.synchronize(fd) }
-        let committed = try state.withLock { state throws(FolioError) -> Bool in
-            guard var session = state.sessions[ino], session.hasUncommittedChanges else { return false }
+        let (committed, ticket) = try state.withLock { state throws(FolioError) -> (Bool, UInt64?) in
+            guard var session = state.sessions[ino], session.hasUncommittedChanges else { return (false, nil) }
             if durable, session.fd != fd { try cache.synchronize(session.fd) }
             let isOrphan = state.nodes[ino] == nil
-            guard var node = state.node(ino) else { return false }
+            guard var node = state.node(ino) else { return (false, nil) }
             let previous = node.contentFile
             let now = Timestamp.now()
             node.contentFile = session.fileName
@@ -553,14 +553,18 @@ extension FolioFileSystem {
             node.modificationTime = session.explicitModificationTime ?? now
             node.changeTime = now
             node.dirtySequence = state.allocateSequence()
+            // The replaced version file goes once the store no longer refers to it.
+            let replaced = previous.flatMap { $0 != session.fileName ? [$0] : nil } ?? []
+            var ticket: UInt64?
             if !isOrphan {
                 var batch = StoreBatch()
                 batch.upserts.append(node)
-                try persist(batch, durable: durable, state: &state)
+                ticket = try enqueuePersist(batch, durable: durable, removing: replaced, state: &state)
                 state.nodes[ino] = node
                 recordUse(of: node, state: &state)
             } else {
                 state.orphans[ino] = node
+                for file in replaced { discardContent(file, state: &state) }
             }
             session.fileIsCommitted = true
             session.hasUncommittedChanges = false
@@ -569,15 +573,17 @@ extension FolioFileSystem {
                 pageCache.contentKey = nil
                 state.pageCaches[ino] = pageCache
             }
-            if let previous, previous != session.fileName {
-                cache.remove(previous)
-            }
-            return !isOrphan
+            return (!isOrphan, ticket)
         }
+        // The transaction (and its `fsync` if durable) runs outside the state lock: other requests go on meanwhile.
+        // If it fails, the commit stays made in memory and is written by the next write that works.
+        var storeError: FolioError?
+        do { try writeStore(through: ticket) } catch { storeError = error }
         if committed {
             invalidator?.invalidateInode(ino)
             notifyUploader()
         }
+        if let storeError { throw storeError }
     }
 
     /// Changes attributes. A size change goes through the item's write session (or a short one of its own).

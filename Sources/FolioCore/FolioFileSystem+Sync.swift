@@ -181,10 +181,10 @@ extension FolioFileSystem {
         state.withLock { state in
             // Nothing reaches the provider before the store has it: staged changes of what waits for upload are
             // written first (not those of finished uploads: a burst of uploads does not write the store once
-            // each). Nothing goes while the store fails.
+            // each), and so are queued ones (a commit's). Nothing goes while the store fails.
             let unsavedWork = state.unsavedTombstones.contains { state.tombstones[$0] != nil }
                 || state.unsavedNodes.contains { state.nodes.pending.contains($0) }
-            if unsavedWork || state.storeFailure != nil {
+            if unsavedWork || state.storeFailure != nil || !storeWriter.isIdle {
                 do {
                     try persist(StoreBatch(), state: &state)
                 } catch {
