@@ -544,6 +544,7 @@ extension FolioFileSystem {
             if durable, session.fd != fd { try cache.synchronize(session.fd) }
             let isOrphan = state.nodes[ino] == nil
             guard var node = state.node(ino) else { return (false, nil) }
+            let before = node
             let previous = node.contentFile
             let now = Timestamp.now()
             node.contentFile = session.fileName
@@ -559,7 +560,10 @@ extension FolioFileSystem {
             if !isOrphan {
                 var batch = StoreBatch()
                 batch.upserts.append(node)
-                ticket = try enqueuePersist(batch, durable: durable, removing: replaced, state: &state)
+                let commit = QueuedCommit(
+                    ino: ino, before: before, after: node, sessionID: session.id,
+                    sessionFileWasCommitted: session.fileIsCommitted, replaced: replaced)
+                ticket = try enqueuePersist(batch, durable: durable, commit: commit, state: &state)
                 state.nodes[ino] = node
                 recordUse(of: node, state: &state)
             } else {
@@ -576,7 +580,7 @@ extension FolioFileSystem {
             return (!isOrphan, ticket)
         }
         // The transaction (and its `fsync` if durable) runs outside the state lock: other requests go on meanwhile.
-        // If it fails, the commit stays made in memory and is written by the next write that works.
+        // If it fails, the commit is undone before this returns (see ``undoCommit(_:state:)``).
         var storeError: FolioError?
         do { try writeStore(through: ticket) } catch { storeError = error }
         if committed {
@@ -584,6 +588,54 @@ extension FolioFileSystem {
             notifyUploader()
         }
         if let storeError { throw storeError }
+    }
+
+    /// Undoes `commit`, whose queued store transaction could not be written (under the state lock, while the
+    /// committing thread still holds the session's gate): the item gets back the version, size, state and times it
+    /// had, and the session its uncommitted changes, exactly as if the commit had failed under the lock. So the
+    /// commit fails, the last close tries it again, and if the store still fails, the session's file is dropped as
+    /// on any failed commit (with a full disk, that is what frees the space). Returns `false`, leaving the commit
+    /// made, if the item or the session changed since in a way the undo cannot restore.
+    func undoCommit(_ commit: QueuedCommit, state: inout State) -> Bool {
+        let isOrphan = state.nodes[commit.ino] == nil
+        guard let node = state.node(commit.ino), node.contentFile == commit.after.contentFile,
+              node.generation == commit.after.generation, node.state == commit.after.state,
+              node.remoteVersion == commit.before.remoteVersion,
+              var session = state.sessions[commit.ino], session.id == commit.sessionID,
+              session.fileName == commit.after.contentFile, !session.hasUncommittedChanges
+        else { return false }
+        // The node as before the commit (content, size, generation, state), with what other requests changed since.
+        var restored = commit.before
+        restored.itemID = node.itemID
+        restored.container = node.container
+        restored.parent = node.parent
+        restored.name = node.name
+        restored.accessTime = node.accessTime
+        restored.mode = node.mode
+        restored.uid = node.uid
+        restored.gid = node.gid
+        restored.xattrs = node.xattrs
+        restored.remoteContainer = node.remoteContainer
+        restored.metadataDirty = node.metadataDirty
+        restored.timeDirty = node.timeDirty
+        restored.pinned = node.pinned
+        if node.modificationTime != commit.after.modificationTime { restored.modificationTime = node.modificationTime }
+        if node.changeTime != commit.after.changeTime { restored.changeTime = node.changeTime }
+        if node.dirtySequence != commit.after.dirtySequence { restored.dirtySequence = node.dirtySequence }
+        if case .uploading(let generation) = restored.state, !state.sync.isInFlight(restored.itemID) {
+            // The upload it was in ended meanwhile without landing (the remote version is the same): again.
+            do {
+                try restored.apply(.uploadFailed(generation: generation, reason: "store failure", retryable: true))
+            } catch {
+                return false
+            }
+        }
+        if isOrphan { state.orphans[commit.ino] = restored } else { state.nodes[commit.ino] = restored }
+        session.fileIsCommitted = commit.sessionFileWasCommitted
+        session.hasUncommittedChanges = true
+        state.sessions[commit.ino] = session
+        logger.warning("the commit of \(node.name) could not be stored; it is undone")
+        return true
     }
 
     /// Changes attributes. A size change goes through the item's write session (or a short one of its own).

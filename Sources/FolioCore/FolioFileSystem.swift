@@ -388,24 +388,48 @@ public final class FolioFileSystem: Sendable {
         state.storeFailure = nil
     }
 
+    /// Runs `body` under the state lock once what the ``StoreWriter`` had queued is written, outside the lock: for
+    /// work that writes the store through (``persist(_:durable:state:)``), which writes the queue first. So under
+    /// the lock it waits for its own transaction only, never for someone's queued commit and its `fsync`. If batches
+    /// are queued again before the lock is taken, it tries again; the third time `body` runs regardless.
+    func withStateLockForWriteThrough<T, E: Error>(
+        _ body: (inout State) throws(E) -> sending T
+    ) throws(E) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            if !storeWriter.isIdle && !storeWriter.hasFailed {
+                try? writeStore(through: storeWriter.lastTicket)  // a failure is logged; `body` then writes through
+            }
+            let last = attempt >= 3
+            let outcome = state.withLock { state -> Result<T, E>? in
+                guard last || storeWriter.isIdle || storeWriter.hasFailed else { return nil }
+                do throws(E) { return .success(try body(&state)) } catch { return .failure(error) }
+            }
+            if let outcome { return try outcome.get() }
+        }
+    }
+
     /// Queues the staged changes and `batch` (node rows only) as one transaction for the ``StoreWriter``, with the
-    /// version files to delete once it is written (the staged ones and `removing`); returns its ticket for
-    /// ``writeStore(through:)``, which the caller calls after releasing the state lock. While the store fails, writes
-    /// through instead (as ``persist(_:durable:state:)``: on error nothing is queued and the caller changes
-    /// nothing) and returns `nil`. The caller changes the in-memory state right after this returns.
+    /// version files to delete once it is written (the staged ones and those `commit` replaced); returns its ticket
+    /// for ``writeStore(through:)``, which the caller calls after releasing the state lock. While the store fails,
+    /// writes through instead (as ``persist(_:durable:state:)``: on error nothing is queued and the caller changes
+    /// nothing) and returns `nil`. The caller changes the in-memory state right after this returns; if the queued
+    /// transaction cannot be written, `commit` is undone (``undoCommit(_:state:)``).
     func enqueuePersist(
-        _ batch: StoreBatch, durable: Bool = false, removing: [String] = [], state: inout State
+        _ batch: StoreBatch, durable: Bool = false, commit: QueuedCommit? = nil, state: inout State
     ) throws(FolioError) -> UInt64? {
         precondition(batch.values.isEmpty && batch.anchors.isEmpty && batch.referenceUpserts.isEmpty
             && batch.referenceDeletes.isEmpty && batch.conflictUpserts.isEmpty && batch.conflictDeletes.isEmpty,
             "only node and tombstone rows are queued")
         if state.storeFailure != nil || storeWriter.hasFailed {
             try persist(batch, durable: durable, state: &state)
-            for file in removing { cache.remove(file) }
+            for file in commit?.replaced ?? [] { cache.remove(file) }
             return nil
         }
         let (combined, writesRecents) = combine(batch, state: &state)
-        let ticket = storeWriter.enqueue(combined, durable: durable, removals: state.unsavedFileRemovals + removing)
+        let ticket = storeWriter.enqueue(
+            combined, durable: durable, removals: state.unsavedFileRemovals, commit: commit)
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
         state.unsavedFileRemovals.removeAll()
@@ -416,7 +440,8 @@ public final class FolioFileSystem: Sendable {
     /// Waits until the batch of `ticket` (from ``enqueuePersist(_:durable:removing:state:)``) and every one
     /// before it are written, writing them if nobody else is; `nil` returns at once. Called without the state
     /// lock. On a store error, the store counts as failing (every change is then written through), a group write
-    /// retries, and the error is thrown: the change stays in memory and is written by the next write that works.
+    /// retries, the queued commits are undone at once and the other queued changes stay in memory, to be written
+    /// by the next write that works; the error is thrown.
     func writeStore(through ticket: UInt64?) throws(FolioError) {
         guard let ticket else { return }
         do {
@@ -424,6 +449,8 @@ public final class FolioFileSystem: Sendable {
         } catch {
             logger.error("metadata store failed: \(error)")
             state.withLock { state in
+                // Before the caller answers: a commit that could not be stored is not made.
+                takeBackFailedWrites(state: &state)
                 state.storeFailure = error
                 scheduleGroupWrite(state: &state, after: .seconds(1))
             }
@@ -431,11 +458,16 @@ public final class FolioFileSystem: Sendable {
         }
     }
 
-    /// After a queued write failed: its rows (and those queued after it) are staged again, to be written from
-    /// memory by the next write, and their version file removals wait for it.
+    /// After a queued write failed: the commits it and those queued after it stored are undone (as a commit that
+    /// fails under the lock: the item keeps its version, the session its changes), their rows are staged again,
+    /// to be written from memory by the next write, and their version file removals wait for it.
     private func takeBackFailedWrites(state: inout State) {
         guard storeWriter.hasFailed else { return }
-        let (batches, removals) = storeWriter.takeBack()
+        let (batches, removals, commits) = storeWriter.takeBack()
+        var kept: [String] = []
+        for commit in commits.reversed() where !undoCommit(commit, state: &state) {
+            kept += commit.replaced  // still made: the files it replaced go once it is written
+        }
         for batch in batches {
             for node in batch.upserts { state.unsavedNodes.insert(node.ino) }
             for ino in batch.deletes { state.unsavedNodes.insert(ino) }
@@ -443,7 +475,7 @@ public final class FolioFileSystem: Sendable {
             for itemID in batch.tombstoneDeletes { state.unsavedTombstones.insert(itemID) }
             if batch.values[VirtualFolderState.storeKey] != nil { state.virtual.lastUseUnsaved = true }
         }
-        state.unsavedFileRemovals = removals + state.unsavedFileRemovals
+        state.unsavedFileRemovals = removals + kept + state.unsavedFileRemovals
     }
 
     /// The staged rows (as the nodes and tombstones are now) and `batch`, `batch` last; whether it carries the

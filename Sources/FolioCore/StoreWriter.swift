@@ -23,6 +23,8 @@ final class StoreWriter: Sendable {
         let batch: StoreBatch
         let durable: Bool
         let removals: [String]
+        /// The commit this batch stores, if it does (its replaced files go with ``removals``).
+        let commit: QueuedCommit?
     }
 
     /// The queue and what is known of the writes.
@@ -58,12 +60,13 @@ final class StoreWriter: Sendable {
         self.beforeWrite = beforeWrite
     }
 
-    /// Queues `batch` (and the version files to delete once it is written); returns its ticket for
-    /// ``write(through:)``. Cheap: called under the state lock.
-    func enqueue(_ batch: StoreBatch, durable: Bool, removals: [String]) -> UInt64 {
+    /// Queues `batch` (and the version files to delete once it is written: `removals` and those `commit`
+    /// replaced); returns its ticket for ``write(through:)``. Cheap: called under the state lock.
+    func enqueue(_ batch: StoreBatch, durable: Bool, removals: [String], commit: QueuedCommit? = nil) -> UInt64 {
         queue.withLock { queue in
             defer { queue.nextTicket += 1 }
-            queue.pending.append(Pending(ticket: queue.nextTicket, batch: batch, durable: durable, removals: removals))
+            queue.pending.append(
+                Pending(ticket: queue.nextTicket, batch: batch, durable: durable, removals: removals, commit: commit))
             return queue.nextTicket
         }
     }
@@ -77,9 +80,10 @@ final class StoreWriter: Sendable {
     /// Whether a queued batch could not be written (the queue waits for ``takeBack()``).
     var hasFailed: Bool { queue.withLock { $0.failure != nil } }
 
-    /// Empties the queue after a failure: the batches not written and the version files they would have deleted,
-    /// for the core to write again from memory (under its state lock, so nothing is queued meanwhile).
-    func takeBack() -> (batches: [StoreBatch], removals: [String]) {
+    /// Empties the queue after a failure: the batches not written, the version files they would have deleted (but
+    /// those of commits) and the commits they stored, oldest first, for the core to undo the commits and write the
+    /// rest again from memory (under its state lock, so nothing is queued meanwhile).
+    func takeBack() -> (batches: [StoreBatch], removals: [String], commits: [QueuedCommit]) {
         queue.withLock { queue in
             defer {
                 if let first = queue.pending.first {
@@ -89,7 +93,7 @@ final class StoreWriter: Sendable {
                 queue.written = queue.nextTicket - 1
                 queue.failure = nil
             }
-            return (queue.pending.map(\.batch), queue.pending.flatMap(\.removals))
+            return (queue.pending.map(\.batch), queue.pending.flatMap(\.removals), queue.pending.compactMap(\.commit))
         }
     }
 
@@ -97,7 +101,10 @@ final class StoreWriter: Sendable {
     /// Never call it holding the state lock. Throws the store's error if one of them cannot be written.
     func write(through ticket: UInt64) throws(FolioError) {
         if let outcome = queue.withLock({ $0.outcome(of: ticket) }) { return try outcome.get() }
-        try writing.withLock { _ throws(FolioError) in try drain(through: ticket) }
+        // The files go after `writing` is released: a write-through waiting for it does not wait for an unlink.
+        var removals: [String] = []
+        defer { for file in removals { cache.remove(file) } }
+        try writing.withLock { _ throws(FolioError) in try drain(through: ticket, removals: &removals) }
         if let outcome = queue.withLock({ $0.outcome(of: ticket) }) { try outcome.get() }
     }
 
@@ -105,15 +112,18 @@ final class StoreWriter: Sendable {
     /// the store before anything else happens, or any change while the store fails). If it throws, `batch` was
     /// not written and its removals were not done.
     func writeThrough(_ batch: StoreBatch, durable: Bool, removals: [String]) throws(FolioError) {
+        var written: [String] = []
+        defer { for file in written { cache.remove(file) } }
         try writing.withLock { _ throws(FolioError) in
-            try drain(through: .max)
+            try drain(through: .max, removals: &written)
             try apply(batch, durable: durable)
-            for file in removals { cache.remove(file) }
+            written += removals
         }
     }
 
-    /// Writes queued batches in order up to `ticket`; `writing` is held.
-    private func drain(through ticket: UInt64) throws(FolioError) {
+    /// Writes queued batches in order up to `ticket`; `writing` is held. Adds to `removals` the version files the
+    /// written batches stopped referring to (the caller deletes them, also when a later batch fails).
+    private func drain(through ticket: UInt64, removals: inout [String]) throws(FolioError) {
         while true {
             let next = try queue.withLock { queue throws(FolioError) -> Pending? in
                 if let failure = queue.failure { throw failure }
@@ -131,7 +141,7 @@ final class StoreWriter: Sendable {
                 queue.pending.removeFirst()
                 queue.written = next.ticket
             }
-            for file in next.removals { cache.remove(file) }
+            removals += next.removals + (next.commit?.replaced ?? [])
         }
     }
 
