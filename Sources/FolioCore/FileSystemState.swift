@@ -47,7 +47,8 @@ struct State: Sendable {
     var unsavedFileRemovals: [String] = []
     var groupWriteScheduled = false
     /// The error of the last failed write to the store, until a write succeeds again: meanwhile every change
-    /// is written at once, so the operation that cannot be stored fails and leaves the tree unchanged.
+    /// is written through at once, so the operation that cannot be stored fails and leaves the tree unchanged
+    /// (a commit whose queued write failed outside the lock is undone: `FolioFileSystem.undoCommit(_:state:)`).
     var storeFailure: FolioError?
     /// Folders not listed yet that appeared by a remote change since start (their creation was replayed to
     /// watchers): their first listing is replayed too. Not persisted.

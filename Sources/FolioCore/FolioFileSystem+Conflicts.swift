@@ -56,7 +56,7 @@ extension FolioFileSystem {
     /// Keeps the remote's content of a conflicted item (downloaded to `fileName` in the content cache) as a
     /// conflict version; the local version stays current and is now based on that remote version.
     public func addConflictVersion(_ ino: UInt64, remote: RemoteItem, fileName: String) throws(FolioError) {
-        try state.withLock { state throws(FolioError) in
+        try withStateLockForWriteThrough { state throws(FolioError) in
             guard var node = state.nodes[ino], node.itemID == remote.id else {
                 cache.remove(fileName)
                 throw .notFound("inode \(ino)")
@@ -95,7 +95,7 @@ extension FolioFileSystem {
 
     /// The remote deleted an item that has local changes: the local version is kept and created again.
     public func recreateDeletedItem(_ ino: UInt64) throws(FolioError) {
-        try state.withLock { state throws(FolioError) in
+        try withStateLockForWriteThrough { state throws(FolioError) in
             guard var node = state.nodes[ino] else { return }
             try node.prepareToBeCreatedAgain(sequence: state.allocateSequence())
             var batch = StoreBatch()
@@ -147,7 +147,7 @@ extension FolioFileSystem {
     /// Resolves a conflict: keep the local version, the remote one, or both (each conflict version becomes
     /// a sibling file named `NAME (conflict from the remote, DATE).EXT`, uploaded as a new item).
     public func resolveConflict(_ ino: UInt64, keep: ConflictResolution) throws(FolioError) {
-        let changed = try state.withLock { state throws(FolioError) -> [UInt64] in
+        let changed = try withStateLockForWriteThrough { state throws(FolioError) -> [UInt64] in
             guard var node = state.nodes[ino] else { throw .notFound("inode \(ino)") }
             guard let conflicts = state.conflicts[node.itemID], !conflicts.isEmpty else {
                 throw .invalidArgument("\(node.name) has no conflict versions")

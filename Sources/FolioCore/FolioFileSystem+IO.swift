@@ -539,11 +539,12 @@ extension FolioFileSystem {
     private func commitUnderGate(_ ino: UInt64, durable: Bool) throws(FolioError) {
         guard let fd = state.withLock({ $0.sessions[ino]?.fd }) else { return }
         if durable { try cache.synchronize(fd) }
-        let committed = try state.withLock { state throws(FolioError) -> Bool in
-            guard var session = state.sessions[ino], session.hasUncommittedChanges else { return false }
+        let (committed, ticket) = try state.withLock { state throws(FolioError) -> (Bool, UInt64?) in
+            guard var session = state.sessions[ino], session.hasUncommittedChanges else { return (false, nil) }
             if durable, session.fd != fd { try cache.synchronize(session.fd) }
             let isOrphan = state.nodes[ino] == nil
-            guard var node = state.node(ino) else { return false }
+            guard var node = state.node(ino) else { return (false, nil) }
+            let before = node
             let previous = node.contentFile
             let now = Timestamp.now()
             node.contentFile = session.fileName
@@ -553,14 +554,21 @@ extension FolioFileSystem {
             node.modificationTime = session.explicitModificationTime ?? now
             node.changeTime = now
             node.dirtySequence = state.allocateSequence()
+            // The replaced version file goes once the store no longer refers to it.
+            let replaced = previous.flatMap { $0 != session.fileName ? [$0] : nil } ?? []
+            var ticket: UInt64?
             if !isOrphan {
                 var batch = StoreBatch()
                 batch.upserts.append(node)
-                try persist(batch, durable: durable, state: &state)
+                let commit = QueuedCommit(
+                    ino: ino, before: before, after: node, sessionID: session.id,
+                    sessionFileWasCommitted: session.fileIsCommitted, replaced: replaced)
+                ticket = try enqueuePersist(batch, durable: durable, commit: commit, state: &state)
                 state.nodes[ino] = node
                 recordUse(of: node, state: &state)
             } else {
                 state.orphans[ino] = node
+                for file in replaced { discardContent(file, state: &state) }
             }
             session.fileIsCommitted = true
             session.hasUncommittedChanges = false
@@ -569,15 +577,65 @@ extension FolioFileSystem {
                 pageCache.contentKey = nil
                 state.pageCaches[ino] = pageCache
             }
-            if let previous, previous != session.fileName {
-                cache.remove(previous)
-            }
-            return !isOrphan
+            return (!isOrphan, ticket)
         }
+        // The transaction (and its `fsync` if durable) runs outside the state lock: other requests go on meanwhile.
+        // If it fails, the commit is undone before this returns (see ``undoCommit(_:state:)``).
+        var storeError: FolioError?
+        do { try writeStore(through: ticket) } catch { storeError = error }
         if committed {
             invalidator?.invalidateInode(ino)
             notifyUploader()
         }
+        if let storeError { throw storeError }
+    }
+
+    /// Undoes `commit`, whose queued store transaction could not be written (under the state lock, while the
+    /// committing thread still holds the session's gate): the item gets back the version, size, state and times it
+    /// had, and the session its uncommitted changes, exactly as if the commit had failed under the lock. So the
+    /// commit fails, the last close tries it again, and if the store still fails, the session's file is dropped as
+    /// on any failed commit (with a full disk, that is what frees the space). Returns `false`, leaving the commit
+    /// made, if the item or the session changed since in a way the undo cannot restore.
+    func undoCommit(_ commit: QueuedCommit, state: inout State) -> Bool {
+        let isOrphan = state.nodes[commit.ino] == nil
+        guard let node = state.node(commit.ino), node.contentFile == commit.after.contentFile,
+              node.generation == commit.after.generation, node.state == commit.after.state,
+              node.remoteVersion == commit.before.remoteVersion,
+              var session = state.sessions[commit.ino], session.id == commit.sessionID,
+              session.fileName == commit.after.contentFile, !session.hasUncommittedChanges
+        else { return false }
+        // The node as before the commit (content, size, generation, state), with what other requests changed since.
+        var restored = commit.before
+        restored.itemID = node.itemID
+        restored.container = node.container
+        restored.parent = node.parent
+        restored.name = node.name
+        restored.accessTime = node.accessTime
+        restored.mode = node.mode
+        restored.uid = node.uid
+        restored.gid = node.gid
+        restored.xattrs = node.xattrs
+        restored.remoteContainer = node.remoteContainer
+        restored.metadataDirty = node.metadataDirty
+        restored.timeDirty = node.timeDirty
+        restored.pinned = node.pinned
+        if node.modificationTime != commit.after.modificationTime { restored.modificationTime = node.modificationTime }
+        if node.changeTime != commit.after.changeTime { restored.changeTime = node.changeTime }
+        if node.dirtySequence != commit.after.dirtySequence { restored.dirtySequence = node.dirtySequence }
+        if case .uploading(let generation) = restored.state, !state.sync.isInFlight(restored.itemID) {
+            // The upload it was in ended meanwhile without landing (the remote version is the same): again.
+            do {
+                try restored.apply(.uploadFailed(generation: generation, reason: "store failure", retryable: true))
+            } catch {
+                return false
+            }
+        }
+        if isOrphan { state.orphans[commit.ino] = restored } else { state.nodes[commit.ino] = restored }
+        session.fileIsCommitted = commit.sessionFileWasCommitted
+        session.hasUncommittedChanges = true
+        state.sessions[commit.ino] = session
+        logger.warning("the commit of \(node.name) could not be stored; it is undone")
+        return true
     }
 
     /// Changes attributes. A size change goes through the item's write session (or a short one of its own).

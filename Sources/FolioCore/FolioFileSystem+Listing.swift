@@ -144,7 +144,7 @@ extension FolioFileSystem {
     /// are unknown, so they need a resync.
     @discardableResult
     public func registerContainers(_ containers: [(Container, SyncAnchor?)]) throws(FolioError) -> [ContainerID] {
-        try state.withLock { state throws(FolioError) -> [ContainerID] in
+        try withStateLockForWriteThrough { state throws(FolioError) -> [ContainerID] in
             var batch = StoreBatch()
             var resync: [ContainerID] = []
             for (container, anchor) in containers {
@@ -166,7 +166,7 @@ extension FolioFileSystem {
 
     /// Stores a container's new anchor (after a resync listed again what the tree lists).
     public func recordAnchor(_ anchor: SyncAnchor, for container: ContainerID) throws(FolioError) {
-        try state.withLock { state throws(FolioError) in
+        try withStateLockForWriteThrough { state throws(FolioError) in
             var batch = StoreBatch()
             batch.anchors[container] = anchor
             try persist(batch, state: &state)

@@ -10,7 +10,7 @@ extension FolioFileSystem {
 
     /// Records the identity of the remote this state is synced with (durably).
     public func recordRemoteID(_ remoteID: String) throws(FolioError) {
-        try state.withLock { state throws(FolioError) in
+        try withStateLockForWriteThrough { state throws(FolioError) in
             guard state.values[Self.remoteIDKey] != remoteID else { return }
             var batch = StoreBatch()
             batch.values[Self.remoteIDKey] = remoteID

@@ -129,7 +129,7 @@ extension FolioFileSystem {
         epoch: UInt64?, _ body: (inout State, inout StoreBatch) throws(FolioError) -> MergeOutcome?,
         applied: ((inout State) -> Void)? = nil
     ) throws(FolioError) -> Bool {
-        let outcome = try state.withLock { state throws(FolioError) -> MergeOutcome? in
+        let outcome = try withStateLockForWriteThrough { state throws(FolioError) -> MergeOutcome? in
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }

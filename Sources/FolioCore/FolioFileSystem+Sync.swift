@@ -178,13 +178,17 @@ extension FolioFileSystem {
     /// each element is one call. Creates of folders, symlinks and files under `smallerThan` bytes go up to
     /// `createsPerCall` to a call (``Provider/createItems(_:)``); everything else goes alone.
     public func nextUploadCalls(limit: Int, createsPerCall: Int, smallerThan: Int64) -> [[UploadWork]] {
-        state.withLock { state in
-            // Nothing reaches the provider before the store has it: staged changes of what waits for upload are
-            // written first (not those of finished uploads: a burst of uploads does not write the store once
-            // each). Nothing goes while the store fails.
-            let unsavedWork = state.unsavedTombstones.contains { state.tombstones[$0] != nil }
-                || state.unsavedNodes.contains { state.nodes.pending.contains($0) }
-            if unsavedWork || state.storeFailure != nil {
+        // Nothing reaches the provider before the store has it: staged changes of what waits for upload are
+        // written first (not those of finished uploads: a burst of uploads does not write the store once each),
+        // and so are queued ones (a commit's), both outside the lock as far as possible. Nothing goes while the
+        // store fails.
+        let ticket = state.withLock { state -> UInt64? in
+            guard state.storeFailure == nil, !storeWriter.hasFailed, hasUnsavedUploadWork(state) else { return nil }
+            return try? enqueuePersist(StoreBatch(), state: &state)
+        }
+        try? writeStore(through: ticket)  // a failure is logged; then nothing goes below
+        return withStateLockForWriteThrough { state in
+            if hasUnsavedUploadWork(state) || state.storeFailure != nil || !storeWriter.isIdle {
                 do {
                     try persist(StoreBatch(), state: &state)
                 } catch {
@@ -370,14 +374,20 @@ extension FolioFileSystem {
     /// writer and the version it started from.
     private func retryTag(base: String?) -> String { "\(writerID)@\(base ?? "new")" }
 
+    /// Whether staged (not yet queued) changes concern what waits for upload.
+    private func hasUnsavedUploadWork(_ state: State) -> Bool {
+        state.unsavedTombstones.contains { state.tombstones[$0] != nil }
+            || state.unsavedNodes.contains { state.nodes.pending.contains($0) }
+    }
+
     /// Records the outcome of a piece of upload work.
     public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) {
-        state.withLock { state in recordUpload(work, result: result, state: &state) }
+        withStateLockForWriteThrough { state in recordUpload(work, result: result, state: &state) }
     }
 
     /// Records the outcomes of several pieces of upload work (one provider call's) under one hold of the lock.
     public func finishUploads(_ outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)]) {
-        state.withLock { state in
+        withStateLockForWriteThrough { state in
             for (work, result) in outcomes { recordUpload(work, result: result, state: &state) }
         }
     }

@@ -62,15 +62,20 @@ public struct FileSystemConfiguration: Sendable {
     /// Called by every write into a write session just before its bytes go to the disk, outside the state lock
     /// (tests hold a write there to see that nothing else waits for it).
     public var beforeContentWrite: (@Sendable () -> Void)?
+    /// Called just before each transaction of the metadata store (`true`: a durable one), outside the state lock
+    /// unless the change is written through (tests hold a commit's transaction there).
+    public var beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)?
 
     /// Creates a configuration; `saveClock` `nil` is the system's monotonic clock.
     public init(
         writeWaitTimeout: Duration = .seconds(10), defaultUID: UInt32 = 0, defaultGID: UInt32 = 0,
         namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
         saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil,
-        beforeContentWrite: (@Sendable () -> Void)? = nil
+        beforeContentWrite: (@Sendable () -> Void)? = nil,
+        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil
     ) {
         self.beforeContentWrite = beforeContentWrite
+        self.beforeStoreWrite = beforeStoreWrite
         self.saveWindow = saveWindow
         self.saveClock = saveClock ?? { FolioFileSystem.monotonicNow }
         self.groupWriteDelay = groupWriteDelay
@@ -85,7 +90,9 @@ public struct FileSystemConfiguration: Sendable {
 ///
 /// Every operation is protocol neutral (no FUSE types). Cheap operations are synchronous so the adapter can
 /// answer on the worker thread at once; operations that may wait (a download, another writer) are `async`.
-/// All state lives behind one lock that is never held across an `await` or a provider call.
+/// All state lives behind one lock that is never held across an `await` or a provider call, nor (but to write
+/// through, see ``StoreWriter``) across a store transaction. Lock order: ``SessionGate``, then `state`, then the
+/// ``StoreWriter``'s locks; `hooks` is taken alone.
 public final class FolioFileSystem: Sendable {
     /// The inode of the full view's root (the Drive container's root).
     public static let rootIno: UInt64 = 1
@@ -94,6 +101,8 @@ public final class FolioFileSystem: Sendable {
 
     let state: Mutex<State>
     let store: any MetadataStore
+    /// Every write to `store` goes through it, in order.
+    let storeWriter: StoreWriter
     let cache: ContentCache
     let configuration: FileSystemConfiguration
     let logger: Logger
@@ -120,6 +129,7 @@ public final class FolioFileSystem: Sendable {
         logger: Logger
     ) throws(FolioError) {
         self.store = store
+        self.storeWriter = StoreWriter(store: store, cache: cache, beforeWrite: configuration.beforeStoreWrite)
         self.cache = cache
         self.configuration = configuration
         self.logger = logger
@@ -143,7 +153,7 @@ public final class FolioFileSystem: Sendable {
         } else {
             var batch = StoreBatch()
             batch.values[Self.writerKey] = UUID().uuidString
-            try store.apply(batch, durable: true)
+            try storeWriter.writeThrough(batch, durable: true, removals: [])
             state.values.merge(batch.values) { $1 }
             self.writerID = batch.values[Self.writerKey]!
         }
@@ -317,20 +327,26 @@ public final class FolioFileSystem: Sendable {
 
     /// Writes the staged changes now (also called at unmount). A failure is logged and retried.
     public func flushDeferredWrites() {
-        let recovered = state.withLock { state -> Bool in
+        let queued = state.withLock { state -> (ticket: UInt64?, recovered: Bool)? in
             state.groupWriteScheduled = false
-            let wasFailing = state.storeFailure != nil
+            let wasFailing = state.storeFailure != nil || storeWriter.hasFailed
             do {
-                try persist(StoreBatch(), state: &state)
-                return wasFailing
+                let ticket = try enqueuePersist(StoreBatch(), state: &state)
+                return (ticket, wasFailing && ticket == nil)
             } catch {
                 logger.error("cannot store the changes of the last moments, will retry: \(error)")
                 scheduleGroupWrite(state: &state, after: .seconds(1))
-                return false
+                return nil
             }
         }
+        guard let queued else { return }
+        do {
+            try writeStore(through: queued.ticket)
+        } catch {
+            return  // logged, retried
+        }
         // The uploader holds back while the store fails; wake it once the store works again.
-        if recovered { notifyUploader() }
+        if queued.recovered { notifyUploader() }
     }
 
     /// Deletes a version file no node refers to any more — once the store no longer refers to it either: after
@@ -342,10 +358,129 @@ public final class FolioFileSystem: Sendable {
         scheduleGroupWrite(state: &state)
     }
 
-    /// Writes the staged changes and `batch` in one transaction, `batch` last; `durable` syncs it to disk
-    /// (an empty durable batch makes every earlier write durable). The in-memory state is changed by the
-    /// caller only after this succeeds.
+    /// Writes the staged changes and `batch` in one transaction, `batch` last, before returning (through the
+    /// ``StoreWriter``, after what it has queued): for changes that must be in the store before the state lock
+    /// is released. `durable` syncs it to disk (an empty durable batch makes every earlier write durable). The
+    /// in-memory state is changed by the caller only after this succeeds.
     func persist(_ batch: StoreBatch, durable: Bool = false, state: inout State) throws(FolioError) {
+        takeBackFailedWrites(state: &state)
+        let (combined, writesRecents) = combine(batch, state: &state)
+        guard !combined.isEmpty || durable || !storeWriter.isIdle else {
+            // Nothing staged: the discarded files go once what is queued is written.
+            if !state.unsavedFileRemovals.isEmpty {
+                _ = storeWriter.enqueue(StoreBatch(), durable: false, removals: state.unsavedFileRemovals)
+                state.unsavedFileRemovals.removeAll()
+                scheduleGroupWrite(state: &state)
+            }
+            return
+        }
+        do {
+            try storeWriter.writeThrough(combined, durable: durable, removals: state.unsavedFileRemovals)
+        } catch {
+            logger.error("metadata store failed: \(error)")
+            state.storeFailure = error
+            throw error
+        }
+        state.unsavedNodes.removeAll()
+        state.unsavedTombstones.removeAll()
+        state.unsavedFileRemovals.removeAll()
+        if writesRecents { state.virtual.lastUseUnsaved = false }
+        state.storeFailure = nil
+    }
+
+    /// Runs `body` under the state lock once what the ``StoreWriter`` had queued is written, outside the lock: for
+    /// work that writes the store through (``persist(_:durable:state:)``), which writes the queue first. So under
+    /// the lock it waits for its own transaction only, never for someone's queued commit and its `fsync`. If batches
+    /// are queued again before the lock is taken, it tries again; the third time `body` runs regardless.
+    func withStateLockForWriteThrough<T, E: Error>(
+        _ body: (inout State) throws(E) -> sending T
+    ) throws(E) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            if !storeWriter.isIdle && !storeWriter.hasFailed {
+                try? writeStore(through: storeWriter.lastTicket)  // a failure is logged; `body` then writes through
+            }
+            let last = attempt >= 3
+            let outcome = state.withLock { state -> Result<T, E>? in
+                guard last || storeWriter.isIdle || storeWriter.hasFailed else { return nil }
+                do throws(E) { return .success(try body(&state)) } catch { return .failure(error) }
+            }
+            if let outcome { return try outcome.get() }
+        }
+    }
+
+    /// Queues the staged changes and `batch` (node rows only) as one transaction for the ``StoreWriter``, with the
+    /// version files to delete once it is written (the staged ones and those `commit` replaced); returns its ticket
+    /// for ``writeStore(through:)``, which the caller calls after releasing the state lock. While the store fails,
+    /// writes through instead (as ``persist(_:durable:state:)``: on error nothing is queued and the caller changes
+    /// nothing) and returns `nil`. The caller changes the in-memory state right after this returns; if the queued
+    /// transaction cannot be written, `commit` is undone (``undoCommit(_:state:)``).
+    func enqueuePersist(
+        _ batch: StoreBatch, durable: Bool = false, commit: QueuedCommit? = nil, state: inout State
+    ) throws(FolioError) -> UInt64? {
+        precondition(batch.values.isEmpty && batch.anchors.isEmpty && batch.referenceUpserts.isEmpty
+            && batch.referenceDeletes.isEmpty && batch.conflictUpserts.isEmpty && batch.conflictDeletes.isEmpty,
+            "only node and tombstone rows are queued")
+        if state.storeFailure != nil || storeWriter.hasFailed {
+            try persist(batch, durable: durable, state: &state)
+            for file in commit?.replaced ?? [] { cache.remove(file) }
+            return nil
+        }
+        let (combined, writesRecents) = combine(batch, state: &state)
+        let ticket = storeWriter.enqueue(
+            combined, durable: durable, removals: state.unsavedFileRemovals, commit: commit)
+        state.unsavedNodes.removeAll()
+        state.unsavedTombstones.removeAll()
+        state.unsavedFileRemovals.removeAll()
+        if writesRecents { state.virtual.lastUseUnsaved = false }
+        return ticket
+    }
+
+    /// Waits until the batch of `ticket` (from ``enqueuePersist(_:durable:removing:state:)``) and every one
+    /// before it are written, writing them if nobody else is; `nil` returns at once. Called without the state
+    /// lock. On a store error, the store counts as failing (every change is then written through), a group write
+    /// retries, the queued commits are undone at once and the other queued changes stay in memory, to be written
+    /// by the next write that works; the error is thrown.
+    func writeStore(through ticket: UInt64?) throws(FolioError) {
+        guard let ticket else { return }
+        do {
+            try storeWriter.write(through: ticket)
+        } catch {
+            logger.error("metadata store failed: \(error)")
+            state.withLock { state in
+                // Before the caller answers: a commit that could not be stored is not made.
+                takeBackFailedWrites(state: &state)
+                state.storeFailure = error
+                scheduleGroupWrite(state: &state, after: .seconds(1))
+            }
+            throw error
+        }
+    }
+
+    /// After a queued write failed: the commits it and those queued after it stored are undone (as a commit that
+    /// fails under the lock: the item keeps its version, the session its changes), their rows are staged again,
+    /// to be written from memory by the next write, and their version file removals wait for it.
+    private func takeBackFailedWrites(state: inout State) {
+        guard storeWriter.hasFailed else { return }
+        let (batches, removals, commits) = storeWriter.takeBack()
+        var kept: [String] = []
+        for commit in commits.reversed() where !undoCommit(commit, state: &state) {
+            kept += commit.replaced  // still made: the files it replaced go once it is written
+        }
+        for batch in batches {
+            for node in batch.upserts { state.unsavedNodes.insert(node.ino) }
+            for ino in batch.deletes { state.unsavedNodes.insert(ino) }
+            for tombstone in batch.tombstoneUpserts { state.unsavedTombstones.insert(tombstone.itemID) }
+            for itemID in batch.tombstoneDeletes { state.unsavedTombstones.insert(itemID) }
+            if batch.values[VirtualFolderState.storeKey] != nil { state.virtual.lastUseUnsaved = true }
+        }
+        state.unsavedFileRemovals = removals + kept + state.unsavedFileRemovals
+    }
+
+    /// The staged rows (as the nodes and tombstones are now) and `batch`, `batch` last; whether it carries the
+    /// recents.
+    private func combine(_ batch: StoreBatch, state: inout State) -> (StoreBatch, Bool) {
         var combined = StoreBatch()
         for ino in state.unsavedNodes {
             if let node = state.nodes[ino] {
@@ -386,34 +521,15 @@ public final class FolioFileSystem: Sendable {
         combined.referenceDeletes = batch.referenceDeletes
         combined.conflictUpserts = batch.conflictUpserts
         combined.conflictDeletes = batch.conflictDeletes
-        guard !combined.isEmpty || durable else {
-            // Nothing staged: the store already refers to none of the discarded files.
-            removeDiscardedContent(state: &state)
-            return
-        }
-        do {
-            try store.apply(combined, durable: durable)
-        } catch {
-            logger.error("metadata store failed: \(error)")
-            state.storeFailure = error
-            throw error
-        }
-        state.unsavedNodes.removeAll()
-        state.unsavedTombstones.removeAll()
-        if writesRecents { state.virtual.lastUseUnsaved = false }
-        state.storeFailure = nil
-        removeDiscardedContent(state: &state)
-    }
-
-    /// Deletes the version files ``discardContent(_:state:)`` kept until the store was written.
-    private func removeDiscardedContent(state: inout State) {
-        for file in state.unsavedFileRemovals { cache.remove(file) }
-        state.unsavedFileRemovals.removeAll()
+        return (combined, writesRecents)
     }
 
     /// Makes every change so far durable on disk (`fsync` of a folder, `syncfs`).
     public func synchronizeMetadata() throws(FolioError) {
-        try state.withLock { state throws(FolioError) in try persist(StoreBatch(), durable: true, state: &state) }
+        let ticket = try state.withLock { state throws(FolioError) in
+            try enqueuePersist(StoreBatch(), durable: true, state: &state)
+        }
+        try writeStore(through: ticket)
     }
 }
 
