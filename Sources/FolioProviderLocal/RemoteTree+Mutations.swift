@@ -209,6 +209,14 @@ extension RemoteTree {
         }
         indexes[template.container, default: ContainerIndex()].places[template.id] =
             ContainerIndex.Place(parentID: parentID, name: template.name, isFile: false)
+        if template.kind == .directory {
+            // Made empty here: known whole at once (listed, with nothing in it) and watched, so what is put in
+            // it by hand from now on is a change like any other (the client never lists a folder it made).
+            // Anything put there before the watch is found through its parent's news of the new folder.
+            watchBeforeListing(path)
+            indexes[template.container]?.startListing(template.id)
+            indexes[template.container]?.finishListing(template.id)
+        }
         let item = try remoteItem(
             for: LocatedItem(
                 id: template.id, container: template.container, parentID: parentID, name: template.name, path: path,

@@ -125,6 +125,30 @@ final class RemoteChangesTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
     }
 
+    /// A folder made through the mount is one the provider knows whole (it made it empty): what is put in it by
+    /// hand on the remote afterwards arrives by push like any other change.
+    func testAHandChangeInAFolderMadeThroughTheMountShows() throws {
+        Shell.check("mkdir '\(fixture.path("made"))' && mkdir '\(fixture.path("made/deeper"))'")
+        fixture.waitForUploads()
+        Shell.check("echo 'by hand' > '\(fixture.remotePath("made/by-hand.txt"))'")
+        eventually("a file put by hand into a folder made through the mount appears") {
+            self.read("made/by-hand.txt") == "by hand\n"
+        }
+        Shell.check("echo 'deeper' > '\(fixture.remotePath("made/deeper/also.txt"))'")
+        eventually("and in a folder made inside it") { self.read("made/deeper/also.txt") == "deeper\n" }
+
+        // After a restart the new daemon's provider never made or listed them: the folders are listed again
+        // when looked at, and watched from then on.
+        fixture.stop()
+        Shell.check("echo 'while stopped' > '\(fixture.remotePath("made/deeper/stopped.txt"))'")
+        try fixture.start()
+        XCTAssertEqual(read("made/deeper/stopped.txt"), "while stopped\n")
+        Shell.check("echo 'after restart' > '\(fixture.remotePath("made/deeper/after.txt"))'")
+        eventually("a hand change after the restart appears") {
+            self.read("made/deeper/after.txt") == "after restart\n"
+        }
+    }
+
     func testAnotherMountOfTheSameRemoteIsAnotherDevice() throws {
         let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
         addTeardownBlock { device.tearDown() }
