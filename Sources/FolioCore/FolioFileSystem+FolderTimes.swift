@@ -2,9 +2,10 @@ extension FolioFileSystem {
     /// A change of ours to a child landed in folder `ino` on the remote, which gave the folder a time of its
     /// own (the remote's clock): the folder's local time — the one the user set, or that of the last change
     /// inside it here — is sent again after it, so the remote's echo never replaces it, here or elsewhere. (A
-    /// remote time of the folder seen before this is recorded is not taken: ``RemoteMerge/folderTimeMayBeEcho(_:state:)``.)
-    /// Only the time is sent (``Node/timeDirty``): the folder's name, place and mode meanwhile are the
-    /// remote's, so another device's rename, move or mode change of the folder is never undone by it.
+    /// remote time of the folder seen before this is recorded is not taken:
+    /// ``RemoteMerge/folderTimeMayBeEcho(_:state:)``.) Only the time is sent (``Node/timeDirty``): the folder's
+    /// name, place and mode meanwhile are the remote's, so another device's rename, move or mode change of the
+    /// folder is never undone by it.
     func resendFolderTime(_ ino: UInt64, state: inout State) {
         guard var folder = state.nodes[ino], folder.kind == .directory, !folder.itemID.isContainerRoot,
               folder.remoteVersion != nil, !folder.kind.isLocalOnly else { return }

@@ -84,7 +84,8 @@ public protocol Provider: Sendable {
     func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws
 
     /// Push: a stream that yields soon after anything on the remote may have changed (several changes may
-    /// come as one element), or `nil` if the provider can only be polled.
+    /// come as one element), or `nil` if the provider can only be polled. A stream that ends means the provider
+    /// replaced what pushes (its connection or watcher was lost): the caller asks again for the stream of now.
     func changeNotifications() -> AsyncStream<Void>?
 }
 

@@ -39,7 +39,6 @@ struct MergeOutcome {
     }
 }
 
-
 /// The one merge of remote items into the tree, for every ``MergeScope``, as a function of values: the state
 /// and the items in, the changed state, the rows to write (``StoreBatch``) and what to invalidate, replay and log
 /// (``MergeOutcome``) out; no I/O, no lock, no clock (the moment is given). Every rule of DESIGN.md §2 about

@@ -57,7 +57,7 @@ public final class Daemon: @unchecked Sendable {
         services.control.stop()
         detachAllViews()
         services.poller.cancel()
-        services.provider.stopWatching()
+        services.provider.stopWatchingForGood()
         services.uploader.stop()
         services.keeper.stop()
         services.mount.unmount()

@@ -54,6 +54,8 @@ public final class LocalProvider: Provider {
     /// Whether ``changes(in:since:)`` starts the watcher (false: changes by hand are found by the sweep alone,
     /// as where inotify is not available; for tests).
     let watchesForChanges = Atomic<Bool>(true)
+    /// Set by ``stopWatchingForGood()``: no watcher is started again.
+    private let closed = Atomic<Bool>(false)
     /// At most this many folders watched (for tests of a remote with more folders than inotify watches).
     let watchLimit = Atomic<Int>(.max)
 
@@ -78,18 +80,20 @@ public final class LocalProvider: Provider {
         staging.removeAbandonedUploads()
     }
 
-    /// Push: yields soon after anything in the remote folder changed (inotify on every folder), or `nil` where
-    /// inotify is not available. One stream per provider; call ``stopWatching()`` when done. The watcher also
-    /// remembers which folders changed: ``changes(in:since:)`` lists those again.
+    /// Push: yields soon after anything changed in the folders of the remote this process listed (inotify on
+    /// each), or `nil` where inotify is not available. One stream per watcher: it ends when the watcher is
+    /// replaced (the remote's folder went away), and the caller asks again; call ``stopWatchingForGood()`` when
+    /// done. The watcher also remembers which folders changed: ``changes(in:since:)`` lists those again.
     public func changeNotifications() -> AsyncStream<Void>? {
         startWatching()?.stream
     }
 
-    /// The watcher, started now if it was not; `nil` where inotify is not available.
+    /// The watcher, started now if it was not; `nil` where inotify is not available or after
+    /// ``stopWatchingForGood()``.
     @discardableResult
     func startWatching() -> RemoteWatcher? {
         watcher.withLock { watcher in
-            if watcher == nil {
+            if watcher == nil, !closed.load(ordering: .relaxed) {
                 watcher = RemoteWatcher(
                     root: root, alsoWatching: layout.isAdopted ? [layout.adoptedContainers] : [],
                     watchLimit: watchLimit.load(ordering: .relaxed))
@@ -98,6 +102,12 @@ public final class LocalProvider: Provider {
             }
             return watcher
         }
+    }
+
+    /// Stops the push notifications for good (at shutdown: a call still running starts no new watcher).
+    public func stopWatchingForGood() {
+        closed.store(true, ordering: .relaxed)
+        stopWatching()
     }
 
     /// Stops the push notifications (a later ``changes(in:since:)`` starts a new watcher).

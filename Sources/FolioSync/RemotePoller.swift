@@ -194,22 +194,30 @@ public final class RemotePoller: RemoteRefreshing {
 
     /// Wakes the refresh loop at each notification. A stream that ends (the provider replaced its watcher: the
     /// remote went away for a moment, or was unmounted and mounted again) is followed by a refresh, for what
-    /// changed meanwhile, and by the provider's stream of now, so push never silently turns into polling.
+    /// changed meanwhile, and by the provider's stream of now, so push never silently turns into polling; a
+    /// stream that keeps ending without news is asked for again less and less often.
     private func listen(to first: AsyncStream<Void>) async {
         var notifications: AsyncStream<Void>? = first
+        var pause = Self.resubscribePause
         while !Task.isCancelled {
             if let notifications {
-                for await _ in notifications { wake.signal() }
+                for await _ in notifications {
+                    wake.signal()
+                    pause = Self.resubscribePause
+                }
             }
             if Task.isCancelled { return }
             wake.signal()
-            try? await Task.sleep(for: Self.resubscribePause)
+            try? await Task.sleep(for: pause)
             if Task.isCancelled { return }
+            pause = min(pause * 2, Self.defaultIntervalWithPush)
             notifications = provider.changeNotifications()
-            if notifications != nil { logger.info("remote changes: pushed again (the provider's watcher changed)") }
+            logger.debug("remote changes: the provider's notifications ended; asked for them again")
         }
     }
 
+    /// Refreshes whenever woken (a notification, ``refreshSoon()``) and every `interval`, backing off while
+    /// refreshes fail, until the task is cancelled.
     private func refreshUntilCancelled(every interval: Duration) async {
         var retryPause = Self.retryPause
         // What start() left (a resync, or all of it when the provider failed): at once.
