@@ -130,7 +130,16 @@ struct ChangeJournal: Sendable {
 
     /// Makes the file anew (a new generation) with records from `base` on to follow: `tail` (complete lines).
     private func create(base: UInt64, generation: String = UUID().uuidString, tail: Data = Data()) throws {
-        try SystemCalls.makeDirectories(path.removingLastComponent())
+        // Only the journals' own folder is made: the remote's state folder must be there already, so an empty
+        // folder left where the remote was (an unmounted share) is never written into (it fails: not found).
+        let folder = path.removingLastComponent()
+        if try SystemCalls.statusIfPresent(folder) == nil {
+            do {
+                try SystemCalls.makeDirectory(folder, permissions: 0o755)
+            } catch FolioError.exists {
+                // Made by another process meanwhile.
+            }
+        }
         var data = try JSONEncoder().encode(Header(generation: generation, base: base))
         data.append(UInt8(ascii: "\n"))
         data.append(tail)

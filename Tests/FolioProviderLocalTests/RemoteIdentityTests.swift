@@ -1,5 +1,5 @@
 import FolioCore
-import FolioProviderLocal
+@testable import FolioProviderLocal
 import Foundation
 import SystemPackage
 import XCTest
@@ -19,12 +19,16 @@ final class RemoteIdentityTests: XCTestCase {
         remote.remove()
     }
 
+    /// An anchor taken while the remote was there.
+    private var anchor: SyncAnchor?
+
     func testAMissingReplacedOrOtherRemoteFolderIsOfflineUntilItIsBack() async throws {
         let provider = try remote.provider()
         let created = try await provider.createItem(
             remote.template("kept.txt"), contents: try remote.contentFile("kept"))
         XCTAssertNotNil(LocalProvider.remoteID(at: remote.root))
         XCTAssertEqual(LocalProvider.remoteID(at: remote.root), provider.remoteID)
+        anchor = try await provider.currentAnchor(in: .drive)
         let root = remote.root.string
         let away = root + "-away"
 
@@ -48,13 +52,30 @@ final class RemoteIdentityTests: XCTestCase {
             contents: try remote.contentFile("changed"))
     }
 
+    /// The change journal keeps up with a remote's state folder but never makes one: in an empty folder left where
+    /// the remote was (an unmounted share), it fails and writes nothing.
+    func testTheChangeJournalIsNeverMadeInAFolderThatIsNotTheRemote() throws {
+        let standIn = remote.root.string + "-away"  // removed by tearDown
+        try FileManager.default.createDirectory(atPath: standIn, withIntermediateDirectories: false)
+        let layout = RemoteLayout.existing(at: FilePath(standIn))
+        var journal = ChangeJournal(path: layout.journal(of: .drive))
+        XCTAssertThrowsError(try journal.refresh())
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: standIn), [], "nothing written into it")
+
+        // In the remote's own state folder, a missing journal is made.
+        var own = ChangeJournal(path: RemoteLayout.existing(at: remote.root).journal(of: ContainerID("com.example")))
+        XCTAssertNoThrow(try own.refresh())
+    }
+
     /// Every kind of call fails with `.offline` and the reason.
     private func expectOffline(
         _ provider: LocalProvider, saying reason: String, file: StaticString = #filePath, line: UInt = #line
     ) async throws {
         let template = remote.template("new.txt")
+        let anchor = try XCTUnwrap(anchor)
         let calls: [(String, () async throws -> Void)] = [
             ("list", { _ = try await provider.listContainers() }),
+            ("changes", { _ = try await provider.changes(in: .drive, since: anchor) }),
             ("enumerate", { _ = try await provider.enumerateItems(in: .drive) }),
             ("create", { _ = try await provider.createItem(template, contents: nil) }),
             ("delete", { try await provider.deleteItem(.generate(), in: .drive, baseVersion: nil, retryTag: nil) }),
