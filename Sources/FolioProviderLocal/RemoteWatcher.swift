@@ -269,13 +269,31 @@ final class RemoteWatcher: Sendable {
             else { continue }  // no longer watched
             pathsLookedAt.add(1, ordering: .relaxed)
             guard WatchTable.FolderKey(path) != key else { continue }  // followed to its new place
-            for (below, belowPath, belowKey) in watched.withLock({ $0.watches(atOrBelow: path) }) {
-                pathsLookedAt.add(1, ordering: .relaxed)
-                // Something watched at that path since (a folder made there, and listed) keeps its watch.
-                guard below == watch || WatchTable.FolderKey(belowPath) != belowKey else { continue }
-                inotify_rm_watch(descriptor, below)
-                watched.withLock { $0.remove(below) }
-            }
+            unwatchGone(atOrBelow: path)
+        }
+    }
+
+    /// Stops watching the folders at or below `folder` that the provider found gone from there (deleted, moved out
+    /// of what it has seen: ``RemoteTree/settle(_:in:)``), also those no event said moved (a watched folder inside
+    /// a folder never listed that was moved away). A folder still at its path keeps its watch.
+    func unwatchDeparted(_ folder: FilePath) {
+        reading.withLock { reading in
+            guard !reading.closed else { return }
+            unwatchGone(atOrBelow: folder.string)
+        }
+    }
+
+    /// Stops watching each watched folder at or below `path` that is no longer at its path (the remote's own
+    /// folders excepted). A look at each of them.
+    private func unwatchGone(atOrBelow path: String) {
+        let remoteFolders = Set(([root] + others).map(\.string))
+        for (watch, watchedPath, key) in watched.withLock({ $0.watches(atOrBelow: path) })
+        where !remoteFolders.contains(watchedPath) {
+            pathsLookedAt.add(1, ordering: .relaxed)
+            // Something watched at that path since (a folder made there, and listed) keeps its watch.
+            guard WatchTable.FolderKey(watchedPath) != key else { continue }
+            inotify_rm_watch(descriptor, watch)
+            watched.withLock { $0.remove(watch) }
         }
     }
 }

@@ -437,6 +437,33 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(changes.updated.first { $0.name == "drift.txt" }?.parentID, found.id)
     }
 
+    /// A listed folder inside a folder never listed (so neither watched), that folder moved by hand out of the
+    /// remote: no event names the listed folder, whose watch goes when the provider finds its parent gone.
+    func testAListedFolderInsideAFolderNeverListedMovedAwayIsNoLongerWatched() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let shell = try await provider.createItem(remote.template("Shell", kind: .directory), contents: nil)
+        let kernel = try await provider.createItem(
+            remote.template("Kernel", kind: .directory, parentID: shell.id), contents: nil)
+        _ = try await provider.enumerateWholeFolder(kernel.id, in: .drive)
+        let anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        let inode = try Self.inode(of: remote.path("Shell/Kernel"))
+        XCTAssertTrue(Self.watchedInodes().contains(inode), "listed: watched")
+        XCTAssertFalse(try Self.watchedInodes().contains(Self.inode(of: remote.path("Shell"))), "never listed")
+
+        let trash = remote.root.string + "-scratch/Trash"
+        try FileManager.default.createDirectory(atPath: trash, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: remote.path("Shell"), toPath: trash + "/Shell")
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertTrue(changes.deleted.contains(shell.id), "\(changes.deleted)")
+        XCTAssertFalse(Self.watchedInodes().contains(inode), "gone with its parent: unwatched")
+    }
+
     /// A listed folder renamed by hand, holding 300 folders never listed and a listed folder two levels down: the
     /// watcher follows the rename in its table of watches (the watched folders below it take the new path) and
     /// looks at none of the folders never listed (it read every one of them, holding the lock every listing
