@@ -437,6 +437,35 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(changes.updated.first { $0.name == "drift.txt" }?.parentID, found.id)
     }
 
+    /// The watcher alone (no provider to find folders gone): a watched folder moved into a folder not watched
+    /// loses its watch at the news of its move, with the watched folder inside it; one renamed in a watched folder
+    /// keeps it, reported under its new path with the one inside, which follows.
+    func testTheWatcherStopsWatchingAFolderMovedWhereNothingIsWatched() throws {
+        let top = remote.root.string + "-scratch/Watched"
+        for folder in ["Away/Inside", "Renamed/Inside", "Unwatched"] {
+            try FileManager.default.createDirectory(atPath: top + "/" + folder, withIntermediateDirectories: true)
+        }
+        let watcher = try XCTUnwrap(RemoteWatcher(root: FilePath(top)))
+        defer { watcher.stop() }
+        for folder in ["Away", "Away/Inside", "Renamed", "Renamed/Inside"] {
+            watcher.watch(FilePath(top + "/" + folder))
+        }
+        _ = watcher.takeChangedFolders(under: FilePath(top))
+        let away = try ["Away", "Away/Inside"].map { try Self.inode(of: top + "/" + $0) }
+        let renamed = try ["Renamed", "Renamed/Inside"].map { try Self.inode(of: top + "/" + $0) }
+        XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(away + renamed))
+
+        try FileManager.default.moveItem(atPath: top + "/Away", toPath: top + "/Unwatched/Away")
+        try FileManager.default.moveItem(atPath: top + "/Renamed", toPath: top + "/New name")
+        let changed = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(renamed), "the one moved away: none")
+        XCTAssertTrue(Set(changed).isSuperset(of: [top + "/New name", top + "/New name/Inside"]), "\(changed)")
+        try FileManager.default.createDirectory(
+            atPath: top + "/New name/Inside/Made", withIntermediateDirectories: false)
+        let inside = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(inside, [top + "/New name/Inside"], "watched under its new path")
+    }
+
     /// A listed folder inside a folder never listed (so neither watched), that folder moved by hand out of the
     /// remote: no event names the listed folder, whose watch goes when the provider finds its parent gone.
     func testAListedFolderInsideAFolderNeverListedMovedAwayIsNoLongerWatched() async throws {
