@@ -100,10 +100,12 @@ final class RemoteWatcher: Sendable {
         var sawChange = false
         /// The folders that changed, at their paths when the event was read.
         var folders: Set<String> = []
-        /// Folders moved out of a watched folder, by the cookie of the move.
-        var departures: [UInt32: String] = [:]
-        /// Folders moved into a watched folder, with the cookie of the move, in the order of the events.
-        var arrivals: [(cookie: UInt32, path: String)] = []
+        /// Folders moved out of a watched folder (that folder's watch, and the name), by the cookie of the move.
+        var departures: [UInt32: (watch: Int32, name: String)] = [:]
+        /// Folders moved into a watched folder (that folder's watch, and the name), with the cookie of the move, in
+        /// the order of the events. (Paths are worked out when the moves are followed, in that order: a move of
+        /// the folder moved from or to, later in the batch, is then taken into account.)
+        var arrivals: [(cookie: UInt32, watch: Int32, name: String)] = []
         /// Watched folders (the remote's own excepted) that were moved: to follow, or to stop watching.
         var moved: [Int32] = []
         /// Whether the kernel's queue overflowed.
@@ -125,8 +127,7 @@ final class RemoteWatcher: Sendable {
                     }
                     let nameStart = offset + MemoryLayout<inotify_event>.size
                     offset = nameStart + Int(event.len)
-                    let name = reading.buffer[nameStart..<offset].prefix { $0 != 0 }
-                    record(event, name: String(decoding: name, as: UTF8.self), in: &batch)
+                    record(event, name: reading.buffer[nameStart..<offset].prefix { $0 != 0 }, in: &batch)
                 }
             }
             // Watched folders moved (with the watched folders below them) are watched under their new paths, and
@@ -148,7 +149,7 @@ final class RemoteWatcher: Sendable {
     }
 
     /// Records one event (`name`: the entry it names, empty for the watched folder itself) in `batch`.
-    private func record(_ event: inotify_event, name: String, in batch: inout Batch) {
+    private func record(_ event: inotify_event, name: ArraySlice<UInt8>, in batch: inout Batch) {
         let mask = event.mask
         batch.sawChange = true
         if mask & UInt32(IN_Q_OVERFLOW) != 0 { batch.overflowed = true }
@@ -163,11 +164,11 @@ final class RemoteWatcher: Sendable {
             // No name: the watched folder itself changed (its attributes): its parent lists it.
             if folder != root.string { batch.folders.insert(FilePath(folder).removingLastComponent().string) }
             if mask & UInt32(IN_MOVE_SELF) != 0, !isRoot { batch.moved.append(event.wd) }
-        } else if mask & UInt32(IN_ISDIR) != 0 {
-            let child = folder + "/" + name
-            if mask & UInt32(IN_MOVED_FROM) != 0 { batch.departures[event.cookie] = child }
-            if mask & UInt32(IN_MOVED_TO) != 0, !(folder == root.string && name == ".folio") {
-                batch.arrivals.append((event.cookie, child))
+        } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_MOVED_FROM | IN_MOVED_TO) != 0 {
+            let child = String(decoding: name, as: UTF8.self)
+            if mask & UInt32(IN_MOVED_FROM) != 0 { batch.departures[event.cookie] = (event.wd, child) }
+            if mask & UInt32(IN_MOVED_TO) != 0, !(folder == root.string && child == ".folio") {
+                batch.arrivals.append((event.cookie, event.wd, child))
             }
         }
         if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { $0.remove(event.wd) } }
@@ -247,8 +248,12 @@ final class RemoteWatcher: Sendable {
     /// from a folder not watched (none for one that came from a watched folder), never a look inside one.
     private func followMoves(_ batch: Batch) -> [String] {
         var moved: [String] = []
-        for (cookie, path) in batch.arrivals {
-            var from = batch.departures[cookie]
+        for (cookie, into, name) in batch.arrivals {
+            guard let folder = watched.withLock({ $0.paths[into] }) else { continue }
+            let path = folder + "/" + name
+            var from = batch.departures[cookie].flatMap { departure in
+                watched.withLock { $0.paths[departure.watch] }.map { $0 + "/" + departure.name }
+            }
             if from == nil {
                 pathsLookedAt.add(1, ordering: .relaxed)
                 guard let key = WatchTable.FolderKey(path) else { continue }

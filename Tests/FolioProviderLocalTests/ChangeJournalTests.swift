@@ -439,24 +439,27 @@ final class ChangeJournalTests: XCTestCase {
 
     /// The watcher alone (no provider to find folders gone): a watched folder moved into a folder not watched
     /// loses its watch at the news of its move, with the watched folder inside it; one renamed in a watched folder
-    /// keeps it, reported under its new path with the one inside, which follows.
+    /// keeps it, reported under its new path with the one inside, which follows; so does one moved out of a folder
+    /// that was renamed just before, in the same batch of events.
     func testTheWatcherStopsWatchingAFolderMovedWhereNothingIsWatched() throws {
         let top = remote.root.string + "-scratch/Watched"
-        for folder in ["Away/Inside", "Renamed/Inside", "Unwatched"] {
+        for folder in ["Away/Inside", "Renamed/Inside", "Unwatched", "Pair/Inside"] {
             try FileManager.default.createDirectory(atPath: top + "/" + folder, withIntermediateDirectories: true)
         }
         let watcher = try XCTUnwrap(RemoteWatcher(root: FilePath(top)))
         defer { watcher.stop() }
-        for folder in ["Away", "Away/Inside", "Renamed", "Renamed/Inside"] {
+        for folder in ["Away", "Away/Inside", "Renamed", "Renamed/Inside", "Pair", "Pair/Inside"] {
             watcher.watch(FilePath(top + "/" + folder))
         }
         _ = watcher.takeChangedFolders(under: FilePath(top))
         let away = try ["Away", "Away/Inside"].map { try Self.inode(of: top + "/" + $0) }
-        let renamed = try ["Renamed", "Renamed/Inside"].map { try Self.inode(of: top + "/" + $0) }
+        let renamed = try ["Renamed", "Renamed/Inside", "Pair/Inside"].map { try Self.inode(of: top + "/" + $0) }
         XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(away + renamed))
 
         try FileManager.default.moveItem(atPath: top + "/Away", toPath: top + "/Unwatched/Away")
         try FileManager.default.moveItem(atPath: top + "/Renamed", toPath: top + "/New name")
+        try FileManager.default.moveItem(atPath: top + "/Pair", toPath: top + "/Pair renamed")
+        try FileManager.default.moveItem(atPath: top + "/Pair renamed/Inside", toPath: top + "/Single")
         let changed = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
         XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(renamed), "the one moved away: none")
         XCTAssertTrue(Set(changed).isSuperset(of: [top + "/New name", top + "/New name/Inside"]), "\(changed)")
@@ -464,6 +467,9 @@ final class ChangeJournalTests: XCTestCase {
             atPath: top + "/New name/Inside/Made", withIntermediateDirectories: false)
         let inside = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
         XCTAssertEqual(inside, [top + "/New name/Inside"], "watched under its new path")
+        try FileManager.default.createDirectory(atPath: top + "/Single/Made", withIntermediateDirectories: false)
+        let single = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(single, [top + "/Single"], "moved twice in one batch, watched under its last path")
     }
 
     /// A listed folder inside a folder never listed (so neither watched), that folder moved by hand out of the
