@@ -183,13 +183,15 @@ extension RemoteTree {
 
     /// Decides about children a listing no longer found where they were: one the index still finds (it was moved
     /// elsewhere, and that folder was listed) is journaled as changed if it differs; any other left the
-    /// container (deleted, or moved out of what this process has seen), and is journaled as deleted.
+    /// container (deleted, or moved out of what this process has seen), is journaled as deleted, and is no longer
+    /// watched (``unwatchDeparted(_:in:)``).
     mutating func settle(_ displaced: [ItemID], in container: ContainerID) throws {
         for id in displaced {
             if let found = try locateIndexed(id, in: container) {
                 let item = try remoteItem(for: found)
                 if indexes[container]?.observe(item, isNew: true) == true { journalChange(of: item) }
             } else if indexes[container]?.seen[id] != nil || indexes[container]?.places[id] != nil {
+                unwatchDeparted(id, in: container)
                 indexes[container]?.forget(id)
                 journalDeparture(of: id, from: container)
             }

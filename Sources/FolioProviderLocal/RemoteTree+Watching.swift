@@ -22,6 +22,18 @@ extension RemoteTree {
         for reference in watchers { reference.watcher?.watch(folder) }
     }
 
+    /// Has every watcher stop watching the folder `id` of `container` (and the watched folders below it) where it
+    /// is no longer: called when the index forgets it (it left the container, or what this process has seen), while
+    /// its place is still known. Nothing for a file (never watched). Costs a look at each watched folder there.
+    func unwatchDeparted(_ id: ItemID, in container: ContainerID) {
+        guard !watchers.isEmpty, let index = indexes[container], index.places[id]?.isFile == false,
+            let components = index.components(of: id)
+        else { return }
+        var path = layout.directory(of: container)
+        for component in components { path.append(component) }
+        for reference in watchers { reference.watcher?.unwatchDeparted(path) }
+    }
+
     /// Has every watcher watch every listed folder at its path of now (after a sweep that found folders moved
     /// while the watchers' news was lost).
     func watchListedFolders() {

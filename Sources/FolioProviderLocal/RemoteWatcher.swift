@@ -12,8 +12,10 @@ import SystemPackage
 /// other folder is watched when the provider lists it (``watch(_:)``, called before the listing reads it), so
 /// starting costs nothing in proportion to the remote: a folder never listed has no baseline to compare with,
 /// and its changes come with its parent's listing. A watched folder moved elsewhere keeps its watch (inotify
-/// follows the inode) and is watched under its new path once a watched folder reports it moved in (it is then
-/// reported as changed itself, with the watched folders below it). When the kernel's queue overflowed, and once
+/// follows the inode): moved into a watched folder, it is watched under its new path, and so are the watched
+/// folders below it (their paths are rewritten, nothing is read), and it is reported as changed with them;
+/// moved anywhere else (out of the remote, to a Trash, into a folder never listed), it and the watched folders
+/// below it are watched no more, until listed again. When the kernel's queue overflowed, and once
 /// when the watcher starts, every listed folder may have changed: ``takeChangedFolders(under:)`` says so once
 /// per container.
 ///
@@ -27,49 +29,13 @@ final class RemoteWatcher: Sendable {
         var overflowTakenBy: Set<String> = []
     }
 
-    /// The watched folders: the path each watch descriptor watches, and the descriptor of each folder (by device
-    /// and inode: a watch follows its folder when it is moved).
-    private struct Watches {
-        var paths: [Int32: String] = [:]
-        var folders: [FolderKey: Int32] = [:]
-        var keys: [Int32: FolderKey] = [:]
-
-        /// Records that `watch` watches the folder `key` at `path`.
-        mutating func insert(_ watch: Int32, path: String, key: FolderKey) {
-            if let before = keys[watch], before != key { folders[before] = nil }
-            paths[watch] = path
-            keys[watch] = key
-            folders[key] = watch
-        }
-
-        /// Forgets `watch` (its folder is gone, or no longer watched).
-        mutating func remove(_ watch: Int32) {
-            paths[watch] = nil
-            if let key = keys.removeValue(forKey: watch), folders[key] == watch { folders[key] = nil }
-        }
-    }
-
-    /// A folder by device and inode.
-    private struct FolderKey: Hashable {
-        var device: UInt64
-        var inode: UInt64
-
-        /// The folder at `path` (symlinks followed, as inotify does), `nil` if there is none.
-        init?(_ path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-        }
-    }
-
     private let root: FilePath
     /// More folders watched from the start (an adopted folder's app containers).
     private let others: [FilePath]
     private let descriptor: Int32
     private let stopped = Atomic<Bool>(false)
     /// The watched folders.
-    private let watched = Mutex(Watches())
+    private let watched = Mutex(WatchTable())
     /// What changed since it was last taken. Lock order: `reading`, then `changed` or `watched`.
     private let changed = Mutex(Changed())
     /// Held while events are read and recorded (the thread's reads and ``takeChangedFolders(under:)``'s): the
@@ -84,6 +50,9 @@ final class RemoteWatcher: Sendable {
     private let continuation: AsyncStream<Void>.Continuation
     /// The notifications.
     let stream: AsyncStream<Void>
+
+    /// For tests: how many paths the watcher looked at on disk to follow moves (a `stat` or a `readdir` each).
+    let pathsLookedAt = Atomic<Int>(0)
 
     /// At most this many watches (for tests: the kernel's `fs.inotify.max_user_watches` otherwise).
     private let watchLimit: Int
@@ -125,60 +94,84 @@ final class RemoteWatcher: Sendable {
         }
     }
 
+    /// What one read of the queued events found.
+    private struct Batch {
+        /// Whether there was any event.
+        var sawChange = false
+        /// The folders that changed, at their paths when the event was read.
+        var folders: Set<String> = []
+        /// Folders moved out of a watched folder (that folder's watch, and the name), by the cookie of the move.
+        var departures: [UInt32: (watch: Int32, name: String)] = [:]
+        /// Folders moved into a watched folder (that folder's watch, and the name), with the cookie of the move, in
+        /// the order of the events. (Paths are worked out when the moves are followed, in that order: a move of
+        /// the folder moved from or to, later in the batch, is then taken into account.)
+        var arrivals: [(cookie: UInt32, watch: Int32, name: String)] = []
+        /// Watched folders (the remote's own excepted) that were moved: to follow, or to stop watching.
+        var moved: [Int32] = []
+        /// Whether the kernel's queue overflowed.
+        var overflowed = false
+    }
+
     /// Reads every event queued now and records the folders they name; whether there was any.
     private func readEvents() -> Bool {
         reading.withLock { reading in
             guard !reading.closed else { return false }
-            var sawChange = false
-            var folders: Set<String> = []
-            var appeared: [String] = []
-            var overflowed = false
+            var batch = Batch()
             while true {
                 let count = reading.buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 guard count > 0 else { break }
                 var offset = 0
                 while offset < count {
-                    let (watch, mask, nameLength) = reading.buffer.withUnsafeBytes { raw -> (Int32, UInt32, Int) in
-                        let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                        return (event.wd, event.mask, Int(event.len))
+                    let event = reading.buffer.withUnsafeBytes { raw in
+                        raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
                     }
                     let nameStart = offset + MemoryLayout<inotify_event>.size
-                    offset = nameStart + nameLength
-                    sawChange = true
-                    if mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true }
-                    if mask & UInt32(IN_UNMOUNT) != 0 { lostRoot.store(true, ordering: .relaxed) }
-                    guard let folder = watched.withLock({ $0.paths[watch] }) else { continue }
-                    let gone = UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)
-                    if mask & gone != 0, folder == root.string || others.contains(FilePath(folder)) {
-                        lostRoot.store(true, ordering: .relaxed)
-                    }
-                    folders.insert(folder)
-                    if nameLength == 0 {
-                        // No name: the watched folder itself changed (its attributes): its parent lists it.
-                        if folder != root.string { folders.insert(FilePath(folder).removingLastComponent().string) }
-                    } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_MOVED_TO) != 0 {
-                        let name = reading.buffer[nameStart..<nameStart + nameLength].prefix { $0 != 0 }
-                        let child = String(decoding: name, as: UTF8.self)
-                        if !(folder == root.string && child == ".folio") { appeared.append(folder + "/" + child) }
-                    }
-                    if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { $0.remove(watch) } }
+                    offset = nameStart + Int(event.len)
+                    record(event, name: reading.buffer[nameStart..<offset].prefix { $0 != 0 }, in: &batch)
                 }
             }
-            // Watched folders moved in (with the one moved or below it) are watched under their new paths, and
-            // listed again: what changed in them was reported under their old paths. (After an overflow, the
-            // sweep lists every listed folder again, which watches each one under its path of then.)
-            if !overflowed { folders.formUnion(rewatchMoved(appeared)) }
-            if !folders.isEmpty || overflowed {
+            // Watched folders moved (with the watched folders below them) are watched under their new paths, and
+            // listed again: what changed in them was reported under their old paths. One moved elsewhere (out
+            // of the remote, into a folder never listed) is watched no more: a listing watches it again.
+            batch.folders.formUnion(followMoves(batch))
+            unwatchMovedAway(batch.moved)
+            if !batch.folders.isEmpty || batch.overflowed {
                 changed.withLock { changed in
-                    changed.folders.formUnion(folders)
-                    if overflowed {
+                    changed.folders.formUnion(batch.folders)
+                    if batch.overflowed {
                         changed.overflowed = true
                         changed.overflowTakenBy = []
                     }
                 }
             }
-            return sawChange
+            return batch.sawChange
         }
+    }
+
+    /// Records one event (`name`: the entry it names, empty for the watched folder itself) in `batch`.
+    private func record(_ event: inotify_event, name: ArraySlice<UInt8>, in batch: inout Batch) {
+        let mask = event.mask
+        batch.sawChange = true
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 { batch.overflowed = true }
+        if mask & UInt32(IN_UNMOUNT) != 0 { lostRoot.store(true, ordering: .relaxed) }
+        guard let folder = watched.withLock({ $0.paths[event.wd] }) else { return }
+        let isRoot = folder == root.string || others.contains(FilePath(folder))
+        if mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0, isRoot {
+            lostRoot.store(true, ordering: .relaxed)
+        }
+        batch.folders.insert(folder)
+        if name.isEmpty {
+            // No name: the watched folder itself changed (its attributes): its parent lists it.
+            if folder != root.string { batch.folders.insert(FilePath(folder).removingLastComponent().string) }
+            if mask & UInt32(IN_MOVE_SELF) != 0, !isRoot { batch.moved.append(event.wd) }
+        } else if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_MOVED_FROM | IN_MOVED_TO) != 0 {
+            let child = String(decoding: name, as: UTF8.self)
+            if mask & UInt32(IN_MOVED_FROM) != 0 { batch.departures[event.cookie] = (event.wd, child) }
+            if mask & UInt32(IN_MOVED_TO) != 0, !(folder == root.string && child == ".folio") {
+                batch.arrivals.append((event.cookie, event.wd, child))
+            }
+        }
+        if mask & UInt32(IN_IGNORED) != 0 { watched.withLock { $0.remove(event.wd) } }
     }
 
     /// Takes the folders at or below `directory` (a container's) that changed since the last call, every change
@@ -237,7 +230,7 @@ final class RemoteWatcher: Sendable {
         let mask = UInt32(
             IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
                 | IN_MOVE_SELF | IN_ONLYDIR)
-        guard let key = FolderKey(folder) else { return false }
+        guard let key = WatchTable.FolderKey(folder) else { return false }
         let full = watched.withLock { $0.paths.count >= watchLimit && $0.folders[key] == nil }
         let watch = full ? -1 : inotify_add_watch(descriptor, folder, mask)
         if full { errno = ENOSPC }
@@ -249,18 +242,63 @@ final class RemoteWatcher: Sendable {
         return true
     }
 
-    /// Watches under their new paths the watched folders at or below `folders` (folders moved into a watched
-    /// folder); the folders watched anew. Costs a look at every folder of what was moved, none elsewhere.
-    private func rewatchMoved(_ folders: [String]) -> [String] {
-        var stack = folders
-        var done: [String] = []
-        while let folder = stack.popLast() {
-            guard let key = FolderKey(folder) else { continue }
-            if watched.withLock({ $0.folders[key] != nil }), addWatch(folder) { done.append(folder) }
-            guard let names = try? SystemCalls.subfolders(FilePath(folder)) else { continue }
-            for name in names { stack.append(folder + "/" + name) }
+    /// Follows the folders moved into a watched folder in `batch`: the watches at or below the place each one left
+    /// (named by the move's other half when it left a watched folder, else by the watch of the folder itself)
+    /// take the paths below its new place; those new paths. Costs a look at the disk for a folder that came
+    /// from a folder not watched (none for one that came from a watched folder), never a look inside one.
+    private func followMoves(_ batch: Batch) -> [String] {
+        var moved: [String] = []
+        for (cookie, into, name) in batch.arrivals {
+            guard let folder = watched.withLock({ $0.paths[into] }) else { continue }
+            let path = folder + "/" + name
+            var from = batch.departures[cookie].flatMap { departure in
+                watched.withLock { $0.paths[departure.watch] }.map { $0 + "/" + departure.name }
+            }
+            if from == nil {
+                pathsLookedAt.add(1, ordering: .relaxed)
+                guard let key = WatchTable.FolderKey(path) else { continue }
+                from = watched.withLock { $0.path(of: key) }
+            }
+            guard let from else { continue }  // never watched, nor anything below it
+            moved += watched.withLock { $0.move(from: from, to: path) }
         }
-        return done
+        return moved
+    }
+
+    /// Stops watching the folders among `moved` that are no longer at their paths (those followed by
+    /// ``followMoves(_:)`` are): moved out of the remote, to a Trash, into a folder not watched. The watched folders
+    /// below such a folder, which moved with it, are no longer watched either. Costs a look at each of them.
+    private func unwatchMovedAway(_ moved: [Int32]) {
+        for watch in moved {
+            guard let (path, key) = watched.withLock({ table in table.paths[watch].map { ($0, table.keys[watch]) } })
+            else { continue }  // no longer watched
+            pathsLookedAt.add(1, ordering: .relaxed)
+            guard WatchTable.FolderKey(path) != key else { continue }  // followed to its new place
+            unwatchGone(atOrBelow: path)
+        }
+    }
+
+    /// Stops watching the folders at or below `folder` that the provider found gone from there (deleted, moved out
+    /// of what it has seen: ``RemoteTree/settle(_:in:)``), also those no event said moved (a watched folder inside
+    /// a folder never listed that was moved away). A folder still at its path keeps its watch.
+    func unwatchDeparted(_ folder: FilePath) {
+        reading.withLock { reading in
+            guard !reading.closed else { return }
+            unwatchGone(atOrBelow: folder.string)
+        }
+    }
+
+    /// Stops watching each watched folder at or below `path` that is no longer at its path (the remote's own
+    /// folders excepted). A look at each of them.
+    private func unwatchGone(atOrBelow path: String) {
+        let remoteFolders = Set(([root] + others).map(\.string))
+        for (watch, watchedPath, key) in watched.withLock({ $0.watches(atOrBelow: path) })
+        where !remoteFolders.contains(watchedPath) {
+            pathsLookedAt.add(1, ordering: .relaxed)
+            // Something watched at that path since (a folder made there, and listed) keeps its watch.
+            guard WatchTable.FolderKey(watchedPath) != key else { continue }
+            inotify_rm_watch(descriptor, watch)
+            watched.withLock { $0.remove(watch) }
+        }
     }
 }
-

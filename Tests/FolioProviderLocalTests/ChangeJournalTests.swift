@@ -379,6 +379,165 @@ final class ChangeJournalTests: XCTestCase {
         XCTAssertEqual(changes.updated.first { $0.name == "later.txt" }?.parentID, inner.id, "watched at its new path")
     }
 
+    /// A listed folder moved by hand out of the remote (to a Trash on the same filesystem), with a listed folder
+    /// inside it, and one moved into a folder never listed, lose their watches (inotify follows a folder: its
+    /// events would make the provider list whatever is at its old path, and its watch would count against the
+    /// limit forever); a folder made by hand at the old path is watched once listed, and the folder moved into
+    /// the unlisted one is watched again once listed there.
+    func testAFolderMovedOutOfTheWatchedFoldersIsNoLongerWatched() async throws {
+        try remote.writeByHand("away", to: "Away/Sub/sub.txt")
+        try remote.writeByHand("drifting", to: "Drifting/drift.txt")
+        try remote.writeByHand("hidden", to: "Hidden/hidden.txt")
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        let top = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let away = try XCTUnwrap(top.first { $0.name == "Away" })
+        let inAway = try await provider.enumerateWholeFolder(away.id, in: .drive)
+        let sub = try XCTUnwrap(inAway.first)
+        _ = try await provider.enumerateWholeFolder(sub.id, in: .drive)
+        let drifting = try XCTUnwrap(top.first { $0.name == "Drifting" })
+        _ = try await provider.enumerateWholeFolder(drifting.id, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        let moved = try ["Away", "Away/Sub", "Drifting"].map { try Self.inode(of: remote.path($0)) }
+        XCTAssertEqual(Self.watchedInodes().intersection(moved), Set(moved), "listed: watched")
+
+        let trash = remote.root.string + "-scratch/Trash"
+        try FileManager.default.createDirectory(atPath: trash, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: remote.path("Away"), toPath: trash + "/Away")
+        try FileManager.default.moveItem(atPath: remote.path("Drifting"), toPath: remote.path("Hidden/Drifting"))
+        var changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertTrue(changes.deleted.contains(away.id), "\(changes.deleted)")
+        XCTAssertEqual(Self.watchedInodes().intersection(moved), [], "moved out of the watched folders: unwatched")
+
+        try remote.writeByHand("new", to: "Away/new.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        let newAway = try XCTUnwrap(changes.updated.first { $0.name == "Away" }, "\(changes.updated.map(\.name))")
+        XCTAssertNotEqual(newAway.id, away.id)
+        _ = try await provider.enumerateWholeFolder(newAway.id, in: .drive)
+        XCTAssertTrue(try Self.watchedInodes().contains(Self.inode(of: remote.path("Away"))), "the new one")
+        XCTAssertEqual(Self.watchedInodes().intersection(moved), [])
+        try remote.writeByHand("changed by hand", to: "Away/new.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertEqual(changes.updated.first { $0.name == "new.txt" }?.parentID, newAway.id)
+
+        let hidden = try XCTUnwrap(top.first { $0.name == "Hidden" })
+        let inHidden = try await provider.enumerateWholeFolder(hidden.id, in: .drive)
+        let found = try XCTUnwrap(inHidden.first { $0.name == "Drifting" })
+        _ = try await provider.enumerateWholeFolder(found.id, in: .drive)
+        XCTAssertTrue(Self.watchedInodes().contains(moved[2]), "watched again once listed at its new place")
+        try remote.writeByHand("drifted", to: "Hidden/Drifting/drift.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.updated.first { $0.name == "drift.txt" }?.parentID, found.id)
+    }
+
+    /// The watcher alone (no provider to find folders gone): a watched folder moved into a folder not watched
+    /// loses its watch at the news of its move, with the watched folder inside it; one renamed in a watched folder
+    /// keeps it, reported under its new path with the one inside, which follows; so does one moved out of a folder
+    /// that was renamed just before, in the same batch of events.
+    func testTheWatcherStopsWatchingAFolderMovedWhereNothingIsWatched() throws {
+        let top = remote.root.string + "-scratch/Watched"
+        for folder in ["Away/Inside", "Renamed/Inside", "Unwatched", "Pair/Inside"] {
+            try FileManager.default.createDirectory(atPath: top + "/" + folder, withIntermediateDirectories: true)
+        }
+        let watcher = try XCTUnwrap(RemoteWatcher(root: FilePath(top)))
+        defer { watcher.stop() }
+        for folder in ["Away", "Away/Inside", "Renamed", "Renamed/Inside", "Pair", "Pair/Inside"] {
+            watcher.watch(FilePath(top + "/" + folder))
+        }
+        _ = watcher.takeChangedFolders(under: FilePath(top))
+        let away = try ["Away", "Away/Inside"].map { try Self.inode(of: top + "/" + $0) }
+        let renamed = try ["Renamed", "Renamed/Inside", "Pair/Inside"].map { try Self.inode(of: top + "/" + $0) }
+        XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(away + renamed))
+
+        try FileManager.default.moveItem(atPath: top + "/Away", toPath: top + "/Unwatched/Away")
+        try FileManager.default.moveItem(atPath: top + "/Renamed", toPath: top + "/New name")
+        try FileManager.default.moveItem(atPath: top + "/Pair", toPath: top + "/Pair renamed")
+        try FileManager.default.moveItem(atPath: top + "/Pair renamed/Inside", toPath: top + "/Single")
+        let changed = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(Self.watchedInodes().intersection(away + renamed), Set(renamed), "the one moved away: none")
+        XCTAssertTrue(Set(changed).isSuperset(of: [top + "/New name", top + "/New name/Inside"]), "\(changed)")
+        try FileManager.default.createDirectory(
+            atPath: top + "/New name/Inside/Made", withIntermediateDirectories: false)
+        let inside = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(inside, [top + "/New name/Inside"], "watched under its new path")
+        try FileManager.default.createDirectory(atPath: top + "/Single/Made", withIntermediateDirectories: false)
+        let single = watcher.takeChangedFolders(under: FilePath(top)).paths.map(\.string)
+        XCTAssertEqual(single, [top + "/Single"], "moved twice in one batch, watched under its last path")
+    }
+
+    /// A listed folder inside a folder never listed (so neither watched), that folder moved by hand out of the
+    /// remote: no event names the listed folder, whose watch goes when the provider finds its parent gone.
+    func testAListedFolderInsideAFolderNeverListedMovedAwayIsNoLongerWatched() async throws {
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let shell = try await provider.createItem(remote.template("Shell", kind: .directory), contents: nil)
+        let kernel = try await provider.createItem(
+            remote.template("Kernel", kind: .directory, parentID: shell.id), contents: nil)
+        _ = try await provider.enumerateWholeFolder(kernel.id, in: .drive)
+        let anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        let inode = try Self.inode(of: remote.path("Shell/Kernel"))
+        XCTAssertTrue(Self.watchedInodes().contains(inode), "listed: watched")
+        XCTAssertFalse(try Self.watchedInodes().contains(Self.inode(of: remote.path("Shell"))), "never listed")
+
+        let trash = remote.root.string + "-scratch/Trash"
+        try FileManager.default.createDirectory(atPath: trash, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: remote.path("Shell"), toPath: trash + "/Shell")
+        let changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertTrue(changes.deleted.contains(shell.id), "\(changes.deleted)")
+        XCTAssertFalse(Self.watchedInodes().contains(inode), "gone with its parent: unwatched")
+    }
+
+    /// A listed folder renamed by hand, holding 300 folders never listed and a listed folder two levels down: the
+    /// watcher follows the rename in its table of watches (the watched folders below it take the new path) and
+    /// looks at none of the folders never listed (it read every one of them, holding the lock every listing
+    /// needs); a change by hand in the folder two levels down is found, then and later.
+    func testARenamedFolderIsFollowedWithoutReadingTheFoldersNeverListedInside() async throws {
+        for index in 0..<300 {
+            try FileManager.default.createDirectory(
+                atPath: remote.path("Big/S\(index)/Below"), withIntermediateDirectories: true)
+        }
+        try remote.writeByHand("deep", to: "Big/S0/Deep/deep.txt")
+        let provider = try remote.provider()
+        defer { provider.stopWatching() }
+        try provider.tree.withLock { tree in
+            tree.sweepFoldersPerCall = 0
+            tree.slowSweepSeconds = 3600  // the watcher alone
+        }
+        let top = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let big = try XCTUnwrap(top.first { $0.name == "Big" })
+        let inBig = try await provider.enumerateWholeFolder(big.id, in: .drive)
+        let first = try XCTUnwrap(inBig.first { $0.name == "S0" })
+        let inFirst = try await provider.enumerateWholeFolder(first.id, in: .drive)
+        let deep = try XCTUnwrap(inFirst.first { $0.name == "Deep" })
+        _ = try await provider.enumerateWholeFolder(deep.id, in: .drive)
+        var anchor = try await provider.changes(in: .drive, since: try await provider.currentAnchor(in: .drive)).anchor
+        let watcher = try XCTUnwrap(provider.watcher.withLock { $0 })
+        let lookedAt = watcher.pathsLookedAt.load(ordering: .relaxed)
+
+        try FileManager.default.moveItem(atPath: remote.path("Big"), toPath: remote.path("Renamed"))
+        try remote.writeByHand("after", to: "Renamed/S0/Deep/after.txt")
+        var changes = try await provider.changes(in: .drive, since: anchor)
+        anchor = changes.anchor
+        XCTAssertLessThan(watcher.pathsLookedAt.load(ordering: .relaxed) - lookedAt, 20, "the moved folders read")
+        XCTAssertTrue(changes.updated.contains { $0.id == big.id }, "renamed: \(changes.updated.map(\.name))")
+        XCTAssertEqual(changes.updated.first { $0.name == "after.txt" }?.parentID, deep.id)
+        try remote.writeByHand("later", to: "Renamed/S0/Deep/later.txt")
+        changes = try await provider.changes(in: .drive, since: anchor)
+        XCTAssertEqual(changes.updated.first { $0.name == "later.txt" }?.parentID, deep.id, "watched at its new path")
+    }
+
     /// The watcher's start is news at once (a listed folder may have changed before its watch): its first
     /// notification comes without any change, so the poller takes the start's sweep in at once, not at the next
     /// change or poll (a change in a folder watched only after it was made waited 30 s for the poll).
