@@ -345,6 +345,7 @@ final class ChangeJournalTests: XCTestCase {
         try provider.tree.withLock { tree in
             tree.sweepFoldersPerCall = 0
             tree.slowSweepSeconds = 3600  // the watcher alone
+            tree.lastSlowSweep[.drive] = Int64.max / 2  // (the first slow sweep would otherwise be due at once)
         }
         let top = try await provider.enumerateWholeFolder(nil, in: .drive)
         var anchor = try await provider.currentAnchor(in: .drive)
@@ -481,8 +482,10 @@ final class ChangeJournalTests: XCTestCase {
             tree.sweepFoldersPerCall = 0
             tree.slowSweepSeconds = 3600  // the watcher alone
         }
-        _ = try await provider.enumerateWholeFolder(nil, in: .drive)
-        let shell = try await provider.createItem(remote.template("Shell", kind: .directory), contents: nil)
+        // (Made by hand: a folder the provider makes is listed, empty, at once.)
+        try FileManager.default.createDirectory(atPath: remote.path("Shell"), withIntermediateDirectories: false)
+        let top = try await provider.enumerateWholeFolder(nil, in: .drive)
+        let shell = try XCTUnwrap(top.first { $0.name == "Shell" })
         let kernel = try await provider.createItem(
             remote.template("Kernel", kind: .directory, parentID: shell.id), contents: nil)
         _ = try await provider.enumerateWholeFolder(kernel.id, in: .drive)
