@@ -46,6 +46,7 @@ let package = Package(
             dependencies: ["FolioCore", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
+        .target(name: "FolioProviderWebDAV", dependencies: ["FolioCore"], swiftSettings: strict),
         .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
         .target(
             name: "FolioDaemon",
@@ -68,6 +69,7 @@ let package = Package(
             dependencies: ["FolioStore", "FolioCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
+        .testTarget(name: "FolioProviderWebDAVTests", dependencies: ["FolioProviderWebDAV", "FolioCore"]),
         .testTarget(
             name: "FolioMountTests",
             dependencies: [

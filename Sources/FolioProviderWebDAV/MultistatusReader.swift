@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The `XMLParser` delegate behind ``WebDAVMultistatus/parse(_:limit:)``: elements are matched by namespace and
+/// local name (`DAV:` elements only; other namespaces' properties are skipped), text is gathered per element, and
+/// a property counts only inside a `propstat` whose status is 2xx.
+final class MultistatusReader: NSObject, XMLParserDelegate {
+    private(set) var responses: [WebDAVMultistatus.Response] = []
+    private(set) var sawMultistatus = false
+    /// The multistatus element was closed: the reply was read to its end (not cut off).
+    private(set) var sawEnd = false
+    /// Why the reply is not a multistatus, found while reading (the parser itself may not see anything wrong).
+    private(set) var failure: String?
+
+    /// The `DAV:` elements open now, outermost first (others as `nil`).
+    private var path: [String?] = []
+    private var text = ""
+    private var href: String?
+    private var responseStatus: Int?
+    private var properties = WebDAVProperties()
+    private var found = WebDAVProperties()
+    private var propstatStatus: Int?
+
+    private static let dav = "DAV:"
+
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        let name = namespaceURI == Self.dav ? elementName : nil
+        text = ""
+        switch (name, path.last ?? nil) {
+        case ("multistatus", nil) where path.isEmpty:
+            sawMultistatus = true
+        case ("response", "multistatus"):
+            (href, responseStatus, properties) = (nil, nil, WebDAVProperties())
+        case ("propstat", "response"):
+            (found, propstatStatus) = (WebDAVProperties(), nil)
+        case ("collection", "resourcetype"):
+            found.isCollection = true
+        default:
+            break
+        }
+        path.append(name)
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text += string
+    }
+
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?
+    ) {
+        let name = path.popLast() ?? nil
+        let parent = path.last ?? nil
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = ""
+        guard let name else { return }
+        if name == "multistatus", path.isEmpty { sawEnd = true }
+        switch (name, parent) {
+        case ("href", "response"):
+            href = value
+        case ("status", "response"):
+            responseStatus = Self.statusCode(value)
+        case ("status", "propstat"):
+            propstatStatus = Self.statusCode(value)
+        case ("propstat", "response"):
+            if let status = propstatStatus, (200..<300).contains(status) { properties.merge(found) }
+        case ("getetag", "prop"):
+            found.entityTag = value
+        case ("getcontentlength", "prop"):
+            guard let length = Int64(value), length >= 0 else {
+                return fail("getcontentlength \"\(value.prefix(40))\" of \(href ?? "a response") is not a size")
+            }
+            found.contentLength = length
+        case ("getlastmodified", "prop"):
+            found.lastModified = WebDAVProperties.httpDate(value)
+        case ("getcontenttype", "prop"):
+            found.contentType = value
+        case ("displayname", "prop"):
+            found.displayName = value
+        case ("response", "multistatus"):
+            guard let href, !href.isEmpty else { return fail("a response without its href") }
+            responses.append(.init(href: href, status: responseStatus, properties: properties))
+        default:
+            break
+        }
+    }
+
+    /// Stops reading: the reply is not a multistatus Folio can trust.
+    private func fail(_ why: String) {
+        if failure == nil { failure = why }
+    }
+
+    /// The code of a status line (`HTTP/1.1 200 OK`), or `nil`.
+    private static func statusCode(_ line: String) -> Int? {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 2, fields[0].hasPrefix("HTTP/") else { return nil }
+        return Int(fields[1])
+    }
+}
+
+extension WebDAVProperties {
+    /// Takes the properties `other` has (a second `propstat` with a 2xx status).
+    mutating func merge(_ other: WebDAVProperties) {
+        isCollection = isCollection || other.isCollection
+        entityTag = other.entityTag ?? entityTag
+        contentLength = other.contentLength ?? contentLength
+        lastModified = other.lastModified ?? lastModified
+        contentType = other.contentType ?? contentType
+        displayName = other.displayName ?? displayName
+    }
+}

@@ -1,0 +1,140 @@
+import FolioCore
+import FolioProviderWebDAV
+import Foundation
+import XCTest
+
+/// Issue 15: PROPFIND replies read with a real XML parser, in the prefix styles real servers send, and every kind
+/// of bad reply a clear error. (The bodies below follow what Apache mod_dav, rclone and wsgidav send: Apache's
+/// `lp1:` prefixes and weak ETags, rclone's default namespace, wsgidav's unquoted ETags.)
+final class WebDAVMultistatusTests: XCTestCase {
+    private let base = URL(string: "http://127.0.0.1:8080/dav/Drive/")!
+
+    func testApacheStylePrefixesAndAMissingPropertyAreRead() throws {
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:multistatus xmlns:D="DAV:" xmlns:ns0="DAV:">
+            <D:response xmlns:lp1="DAV:" xmlns:lp2="http://apache.org/dav/props/">
+            <D:href>/dav/Drive/</D:href>
+            <D:propstat><D:prop><lp1:resourcetype><D:collection/></lp1:resourcetype>
+            <lp1:getlastmodified>Thu, 26 Nov 2026 06:00:00 GMT</lp1:getlastmodified>
+            <lp1:getetag>"1000-5f0e"</lp1:getetag></D:prop>
+            <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+            </D:response>
+            <D:response xmlns:lp1="DAV:" xmlns:lp2="http://apache.org/dav/props/">
+            <D:href>/dav/Drive/a%20letter.txt</D:href>
+            <D:propstat><D:prop><lp1:resourcetype/><lp1:getcontentlength>12</lp1:getcontentlength>
+            <lp1:getlastmodified>Thu, 26 Nov 2026 06:01:02 GMT</lp1:getlastmodified>
+            <lp1:getetag>W/"c-5f0f"</lp1:getetag><lp2:executable>F</lp2:executable></D:prop>
+            <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+            <D:propstat><D:prop><D:displayname/></D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>
+            </D:response>
+            </D:multistatus>
+            """
+        let parsed = try WebDAVMultistatus.parse(Data(body.utf8))
+        XCTAssertEqual(parsed.responses.count, 2)
+        let folder = parsed.responses[0]
+        XCTAssertTrue(folder.properties.isCollection)
+        XCTAssertEqual(try WebDAVHref(folder.href, listing: base), .collection)
+        let file = parsed.responses[1]
+        XCTAssertFalse(file.properties.isCollection)
+        XCTAssertEqual(file.properties.contentLength, 12)
+        XCTAssertEqual(file.properties.entityTag, #"W/"c-5f0f""#)
+        XCTAssertNil(file.properties.displayName, "a property with a 404 status is absent")
+        XCTAssertEqual(file.properties.lastModified, Date(timeIntervalSince1970: 1_795_672_862))
+        XCTAssertEqual(try WebDAVHref(file.href, listing: base), .member("a letter.txt"))
+    }
+
+    func testADefaultNamespaceAndUnquotedETagsAndFullURLsAreRead() throws {
+        let body = """
+            <?xml version="1.0"?><multistatus xmlns="DAV:"><response>
+            <href>http://127.0.0.1:8080/dav/Drive/Sub%20Folder/</href>
+            <propstat><prop><resourcetype><collection xmlns="DAV:"/></resourcetype><getetag>abc123</getetag>
+            <displayname>Sub Folder</displayname></prop><status>HTTP/1.1 200 OK</status></propstat>
+            </response></multistatus>
+            """
+        let response = try XCTUnwrap(WebDAVMultistatus.parse(Data(body.utf8)).responses.first)
+        XCTAssertTrue(response.properties.isCollection)
+        XCTAssertEqual(response.properties.entityTag, "abc123")
+        XCTAssertEqual(response.properties.displayName, "Sub Folder")
+        XCTAssertEqual(try WebDAVHref(response.href, listing: base), .member("Sub Folder"))
+    }
+
+    func testAnElementOfAnotherNamespaceNamedLikeADAVPropertyIsNotTakenForIt() throws {
+        let body = """
+            <m:multistatus xmlns:m="DAV:" xmlns:x="urn:other"><m:response><m:href>/dav/Drive/f</m:href>
+            <m:propstat><m:prop><x:getcontentlength>999</x:getcontentlength><x:resourcetype><m:collection/>
+            </x:resourcetype></m:prop><m:status>HTTP/1.1 200 OK</m:status></m:propstat></m:response></m:multistatus>
+            """
+        let response = try XCTUnwrap(WebDAVMultistatus.parse(Data(body.utf8)).responses.first)
+        XCTAssertNil(response.properties.contentLength)
+        XCTAssertFalse(response.properties.isCollection)
+    }
+
+    func testAResponseForAResourceThatIsGoneCarriesItsStatus() throws {
+        let body = """
+            <D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/gone.txt</D:href>
+            <D:status>HTTP/1.1 404 Not Found</D:status></D:response></D:multistatus>
+            """
+        let response = try XCTUnwrap(WebDAVMultistatus.parse(Data(body.utf8)).responses.first)
+        XCTAssertEqual(response.status, 404)
+    }
+
+    func testBadRepliesAreClearErrors() {
+        let cases: [(String, String)] = [
+            ("truncated", #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/a</D:href>"#),
+            ("not XML", "<html><body>502 Bad Gateway</body>"),
+            ("not a multistatus", #"<D:error xmlns:D="DAV:"><D:lock-token-submitted/></D:error>"#),
+            ("no href", #"<D:multistatus xmlns:D="DAV:"><D:response><D:status>HTTP/1.1 200 OK</D:status>"#
+                + "</D:response></D:multistatus>"),
+            ("a size that is not one", #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/a</D:href>"#
+                + "<D:propstat><D:prop><D:getcontentlength>-5</D:getcontentlength></D:prop>"
+                + "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>"),
+            ("entity expansion", """
+                <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">
+                <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;">]><D:multistatus xmlns:D="DAV:"><D:response>
+                <D:href>/dav/Drive/&lol3;</D:href></D:response></D:multistatus>
+                """),
+            ("an external entity", """
+                <?xml version="1.0"?><!doctype m [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+                <D:multistatus xmlns:D="DAV:"><D:response><D:href>&x;</D:href></D:response></D:multistatus>
+                """),
+            ("empty", ""),
+            ("a document type after a long comment", "<?xml version=\"1.0\"?><!--" + String(repeating: "x", count: 8000)
+                + #"--><!DOCTYPE m [<!ENTITY a "b">]><D:multistatus xmlns:D="DAV:"></D:multistatus>"#),
+        ]
+        for (what, body) in cases {
+            XCTAssertThrowsError(try WebDAVMultistatus.parse(Data(body.utf8)), what) { error in
+                guard case FolioError.providerFailure(let message, _) = error else {
+                    return XCTFail("\(what): \(error)")
+                }
+                XCTAssertTrue(message.contains("PROPFIND reply"), "\(what): \(message)")
+            }
+        }
+    }
+
+    func testAReplyOverTheLimitIsRefusedBeforeItIsRead() {
+        let body = Data(repeating: UInt8(ascii: " "), count: 4096)
+        XCTAssertThrowsError(try WebDAVMultistatus.parse(body, limit: 1024)) { error in
+            guard case FolioError.providerFailure(let message, retryable: false) = error else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertTrue(message.contains("more than the 1024"), message)
+        }
+    }
+
+    func testHrefsThatAreNotMembersOfTheListedCollectionAreRefused() {
+        let refused = [
+            "/dav/Drive/..", "/dav/Drive/%2e%2e", "/dav/Drive/a%2Fb", "/dav/Drive/a%00b", "/dav/Other/a",
+            "/dav/Drive/sub/deeper", "http://evil.example/dav/Drive/a", "https://127.0.0.1:8080/dav/Drive/a",
+            "/dav/Drive/.",
+        ]
+        for href in refused {
+            XCTAssertThrowsError(try WebDAVHref(href, listing: base), href) { error in
+                guard case FolioError.providerFailure = error else { return XCTFail("\(href): \(error)") }
+            }
+        }
+        XCTAssertEqual(try WebDAVHref("/dav/Drive/caf%C3%A9.txt", listing: base), .member("café.txt"))
+        XCTAssertEqual(try WebDAVHref("/dav/Drive/with%20space/", listing: base), .member("with space"))
+        XCTAssertEqual(try WebDAVHref("/dav/Drive", listing: base), .collection)
+    }
+}
