@@ -27,7 +27,8 @@ public enum WebDAVHref: Sendable, Equatable {
         let basePath = base.path(percentEncoded: true)
         let normalizedBase = basePath.hasSuffix("/") ? basePath : basePath + "/"
         let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-        if trimmed + "/" == normalizedBase || path == normalizedBase {
+        // Compared decoded: servers encode differently (`%20` or a space, upper- or lowercase hex).
+        if (trimmed + "/").removingPercentEncoding == normalizedBase.removingPercentEncoding {
             self = .collection
             return
         }

@@ -136,5 +136,10 @@ final class WebDAVMultistatusTests: XCTestCase {
         XCTAssertEqual(try WebDAVHref("/dav/Drive/caf%C3%A9.txt", listing: base), .member("café.txt"))
         XCTAssertEqual(try WebDAVHref("/dav/Drive/with%20space/", listing: base), .member("with space"))
         XCTAssertEqual(try WebDAVHref("/dav/Drive", listing: base), .collection)
+        let spaced = URL(string: "http://127.0.0.1:8080/dav/My%20Drive/")!
+        XCTAssertEqual(try WebDAVHref("/dav/My%20Drive/", listing: spaced), .collection)
+        XCTAssertEqual(try WebDAVHref("/dav/My Drive/", listing: spaced), .collection, "encoded differently")
+        XCTAssertThrowsError(try WebDAVHref("/dav/My%20drive/", listing: spaced), "names keep their case")
+        XCTAssertEqual(try WebDAVHref("/dav/My Drive/x%41", listing: spaced), .member("xA"))
     }
 }
