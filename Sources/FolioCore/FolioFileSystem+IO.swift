@@ -604,24 +604,7 @@ extension FolioFileSystem {
               var session = state.sessions[commit.ino], session.id == commit.sessionID,
               session.fileName == commit.after.contentFile, !session.hasUncommittedChanges
         else { return false }
-        // The node as before the commit (content, size, generation, state), with what other requests changed since.
-        var restored = commit.before
-        restored.itemID = node.itemID
-        restored.container = node.container
-        restored.parent = node.parent
-        restored.name = node.name
-        restored.accessTime = node.accessTime
-        restored.mode = node.mode
-        restored.uid = node.uid
-        restored.gid = node.gid
-        restored.xattrs = node.xattrs
-        restored.remoteContainer = node.remoteContainer
-        restored.metadataDirty = node.metadataDirty
-        restored.timeDirty = node.timeDirty
-        restored.pinned = node.pinned
-        if node.modificationTime != commit.after.modificationTime { restored.modificationTime = node.modificationTime }
-        if node.changeTime != commit.after.changeTime { restored.changeTime = node.changeTime }
-        if node.dirtySequence != commit.after.dirtySequence { restored.dirtySequence = node.dirtySequence }
+        var restored = node.withContent(of: commit.before, undoing: commit.after)
         if case .uploading(let generation) = restored.state, !state.sync.isInFlight(restored.itemID) {
             // The upload it was in ended meanwhile without landing (the remote version is the same): again.
             do {

@@ -165,3 +165,20 @@ public struct Tombstone: Hashable, Sendable, Codable {
         self.sequence = sequence
     }
 }
+
+extension Node {
+    /// This node with the content `before` had (version file, size, generation, state), undoing a commit that made
+    /// `after` of it; the times and dirty sequence the commit set go back too unless something changed them since.
+    /// Everything else (name, place, mode, attributes, flags, and any field added later) stays as it is now.
+    func withContent(of before: Node, undoing after: Node) -> Node {
+        var restored = self
+        restored.contentFile = before.contentFile
+        restored.size = before.size
+        restored.generation = before.generation
+        restored.state = before.state
+        if modificationTime == after.modificationTime { restored.modificationTime = before.modificationTime }
+        if changeTime == after.changeTime { restored.changeTime = before.changeTime }
+        if dirtySequence == after.dirtySequence { restored.dirtySequence = before.dirtySequence }
+        return restored
+    }
+}
