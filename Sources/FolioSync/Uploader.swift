@@ -36,6 +36,10 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
     }
 
     private let wake = Mutex(WakeState())
+    /// Held while work is taken from the core and while a call's outcome is recorded there: a failure is counted
+    /// (``WakeState/retriedFailures``) and given back to the core under it, so the loop never takes the failed
+    /// item again before it has seen the failure and waited its backoff.
+    private let handOff = Mutex(())
     private let loop = Mutex<Task<Void, Never>?>(nil)
     /// Shortest wait after a failure.
     public let minimumBackoff: Duration
@@ -123,6 +127,11 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         return outcome
     }
 
+    /// Whether a retried failure was counted since the last look.
+    private func hasRetriedFailures() -> Bool {
+        wake.withLock { $0.retriedFailures > 0 }
+    }
+
     /// The retried failures since the last look.
     private func takeRetriedFailures() -> Int {
         wake.withLock { state in
@@ -203,11 +212,16 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
                 } else {
                     retryAt = nil
                     await waitForQuiet()
-                    let calls = running < concurrency
-                        ? fileSystem.nextUploadCalls(
-                            limit: concurrency - running, createsPerCall: createsPerCall,
-                            smallerThan: Self.smallCreateLimit)
-                        : []
+                    let taken = handOff.withLock { _ -> [[UploadWork]]? in
+                        // A failure that came back since the top of the loop: its backoff first.
+                        if hasRetriedFailures() { return nil }
+                        return running < concurrency
+                            ? fileSystem.nextUploadCalls(
+                                limit: concurrency - running, createsPerCall: createsPerCall,
+                                smallerThan: Self.smallCreateLimit)
+                            : []
+                    }
+                    guard let calls = taken else { continue }
                     for call in calls {
                         group.addTask { .finished(await self.perform(call)) }
                     }
@@ -272,9 +286,11 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             work.closeContents()
             outcomes.append((work, result))
         }
-        let outcome = noting(Self.outcome(outcomes.map(\.result)))
-        fileSystem.finishUploads(outcomes)
-        return outcome
+        return handOff.withLock { _ in
+            let outcome = noting(Self.outcome(outcomes.map(\.result)))
+            fileSystem.finishUploads(outcomes)
+            return outcome
+        }
     }
 
     /// How a call with these results ended: retried if any failure is, else needing the user if any failure does.
@@ -314,9 +330,11 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
         // A delete that fails is retried whatever the reason (it has no state to hold it back in).
         var outcome = Self.outcome([result])
         if case .delete = work, case .failure = result { outcome = .willRetry }
-        _ = noting(outcome)
-        fileSystem.finishUpload(work, result: result)
-        return outcome
+        return handOff.withLock { [outcome] _ in
+            _ = noting(outcome)
+            fileSystem.finishUpload(work, result: result)
+            return outcome
+        }
     }
 }
 

@@ -50,6 +50,20 @@ private final class RefusingProvider: UploadOnlyProvider {
     func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {}
 }
 
+/// A manual clock that takes a moment to tell the time: widens the windows between the uploader's looks at its
+/// own state, so that races there show.
+private struct DawdlingClock: Clock {
+    let base: ManualClock
+    var now: ManualClock.Instant {
+        usleep(300)
+        return base.now
+    }
+    var minimumResolution: Duration { base.minimumResolution }
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
+}
+
 /// DESIGN.md §2 "Upload": a failure that can clear is retried forever with a capped backoff, never made
 /// permanent; `failed` is only for what needs the user, and is retried on request.
 final class UploadRetryTests: XCTestCase {
@@ -125,6 +139,41 @@ final class UploadRetryTests: XCTestCase {
         XCTAssertEqual(provider.created.withLock { $0 }, ["doc.txt"])
         XCTAssertEqual(harness.fileSystem.node(ino)?.state, .materialized)
         XCTAssertEqual(harness.fileSystem.status().waiting, [])
+    }
+
+    /// A failure is always seen before its item can go again: wake-ups of the uploader while a call fails (other
+    /// work reported, a commit's store write ending) never start the next try before the backoff has passed.
+    /// Raced over many rounds: the uploader is woken in a tight loop from another thread while the call fails, on a clock
+    /// that is slow to read.
+    func testWakeUpsWhileACallFailsNeverCutItsBackoff() async throws {
+        for round in 0..<25 {
+            let harness = try CoreHarness()
+            let provider = RefusingProvider()
+            provider.failure.withLock { $0 = .offline("the server is away") }
+            let clock = ManualClock()
+            let uploader = Uploader(
+                fileSystem: harness.fileSystem, provider: provider, logger: Logger(label: "test"),
+                clock: DawdlingClock(base: clock), minimumBackoff: .seconds(1), maximumBackoff: .seconds(1), quietPeriod: .zero)
+            harness.fileSystem.connect(materializer: nil, uploader: uploader, invalidator: nil)
+            try await harness.write("doc.txt", "content")
+            let waking = Atomic(true)
+            let wakeUps = Atomic(0)
+            let waker = Thread {
+                while waking.load(ordering: .relaxed) {
+                    uploader.uploadsPending()
+                    wakeUps.add(1, ordering: .relaxed)
+                }
+            }
+            waker.start()
+            uploader.start()
+            try await waitUntil { provider.attempts.load(ordering: .sequentiallyConsistent) >= 1 }
+            try await waitUntil { !clock.sleepingUntil.isEmpty }
+            let seen = wakeUps.load(ordering: .relaxed)
+            try await waitUntil { wakeUps.load(ordering: .relaxed) > seen + 200 }  // woken on after the failure
+            waking.store(false, ordering: .relaxed)
+            uploader.stop()
+            XCTAssertEqual(provider.attempts.load(ordering: .sequentiallyConsistent), 1, "round \(round): no try before the wait")
+        }
     }
 
     /// Access denied on the remote: the item is `failed`, with what to do; retrying it (as `folio retry` and a
