@@ -75,7 +75,7 @@ enum FUSEOperations {
         }
         ops.setattr = { request, ino, attr, toSet, fileInfo in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "setattr", logger: mount.logger)
+            let reply = Reply(request!, "setattr", logger: mount.logger, changing: mount.notifier)
             if mount.replayScript(request!) != nil {
                 FUSEOperations.answerReplayedAttributeChange(reply, mount, ino: mount.coreIno(ino))
                 return
@@ -118,7 +118,7 @@ enum FUSEOperations {
         }
         ops.mknod = { request, parent, name, mode, device in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "mknod", logger: mount.logger)
+            let reply = Reply(request!, "mknod", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
@@ -141,7 +141,7 @@ enum FUSEOperations {
         }
         ops.mkdir = { request, parent, name, mode in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "mkdir", logger: mount.logger)
+            let reply = Reply(request!, "mkdir", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
@@ -155,7 +155,7 @@ enum FUSEOperations {
         }
         ops.symlink = { request, target, parent, name in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "symlink", logger: mount.logger)
+            let reply = Reply(request!, "symlink", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.newName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedCreate(reply, mount, script, parent: mount.coreIno(parent), name: name)
@@ -169,7 +169,7 @@ enum FUSEOperations {
         }
         ops.unlink = { request, parent, name in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "unlink", logger: mount.logger)
+            let reply = Reply(request!, "unlink", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
@@ -185,7 +185,7 @@ enum FUSEOperations {
         }
         ops.rmdir = { request, parent, name in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "rmdir", logger: mount.logger)
+            let reply = Reply(request!, "rmdir", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
@@ -200,7 +200,7 @@ enum FUSEOperations {
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "rename", logger: mount.logger)
+            let reply = Reply(request!, "rename", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.existingName(name!, reply) else { return }
             if let script = mount.replayScript(request!) {
                 FUSEOperations.answerReplayedRemoval(reply, script, parent: mount.coreIno(parent), name: name)
@@ -218,7 +218,7 @@ enum FUSEOperations {
         }
         ops.link = { request, ino, newParent, newName in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "link", logger: mount.logger)
+            let reply = Reply(request!, "link", logger: mount.logger, changing: mount.notifier)
             if mount.replayScript(request!) != nil {
                 reply.answer { fuse_reply_err($0, EPERM) }
                 return
@@ -265,7 +265,7 @@ enum FUSEOperations {
         }
         ops.create = { request, parent, name, mode, fileInfo in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "create", logger: mount.logger)
+            let reply = Reply(request!, "create", logger: mount.logger, changing: mount.notifier)
             if mount.replayScript(request!) != nil {
                 reply.answer { fuse_reply_err($0, EPERM) }
                 return
@@ -468,7 +468,7 @@ enum FUSEOperations {
         }
         ops.setxattr = { request, ino, name, value, size, flags in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "setxattr", logger: mount.logger)
+            let reply = Reply(request!, "setxattr", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.newName(name!, reply) else { return }
             let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             do {
@@ -509,7 +509,7 @@ enum FUSEOperations {
         }
         ops.removexattr = { request, ino, name in
             let mount = FUSEMount.from(request)
-            let reply = Reply(request!, "removexattr", logger: mount.logger)
+            let reply = Reply(request!, "removexattr", logger: mount.logger, changing: mount.notifier)
             guard let name = FUSEOperations.name(name!, reply, orFail: { .noAttribute($0) }) else { return }
             do {
                 try mount.fileSystem.removeExtendedAttribute(mount.coreIno(ino), name: name)

@@ -32,8 +32,27 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         return ino
     }
 
+    /// The notifiers of this process's mounts that serve a session now (every view of a state is one).
+    private static let attached = Mutex<[ObjectIdentifier: KernelNotifier]>([:])
+
     func attach(_ session: OpaquePointer) {
         sessionAddress.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(session))) }
+        Self.attached.withLock { $0[ObjectIdentifier(self)] = self }
+    }
+
+    /// Waits until every other mount has sent the invalidations queued so far, so that a change made through one
+    /// view is gone from the other views' kernel caches by the time the request that made it returns. Never waits
+    /// for this mount's own queue (its invalidations can need the very kernel lock the request being answered
+    /// holds), and at most `limit`: two views changing one folder at once each wait for the other's kernel.
+    func waitForTheOtherMounts(limit: DispatchTimeInterval = .milliseconds(200)) {
+        let others = Self.attached.withLock { attached in attached.values.filter { $0 !== self } }
+        guard !others.isEmpty else { return }
+        let sent = DispatchGroup()
+        for other in others {
+            sent.enter()
+            other.queue.async { sent.leave() }  // after the drains queued before it
+        }
+        _ = sent.wait(timeout: .now() + limit)
     }
 
     /// Starts no more replays (the mount is ending: a replay now could wait for a request nobody serves).
@@ -45,6 +64,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     /// waited for: its requests end with the session.
     func detach() {
         close()
+        _ = Self.attached.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
         sessionAddress.withLock { $0 = 0 }
         if let replayer { replayQueue.async { replayer.finish() } }
     }

@@ -9,11 +9,15 @@ final class Reply: @unchecked Sendable {
     private var answered = false
     private let operation: StaticString
     private let logger: Logger
+    /// For a request that changes the tree: the mount whose other views must have dropped what the change made
+    /// stale before the answer goes (``KernelNotifier/waitForTheOtherMounts(limit:)``).
+    private let changing: KernelNotifier?
 
-    init(_ request: fuse_req_t, _ operation: StaticString, logger: Logger) {
+    init(_ request: fuse_req_t, _ operation: StaticString, logger: Logger, changing: KernelNotifier? = nil) {
         self.request = request
         self.operation = operation
         self.logger = logger
+        self.changing = changing
     }
 
     deinit {
@@ -27,6 +31,7 @@ final class Reply: @unchecked Sendable {
     func answer(_ body: (fuse_req_t) -> Void) {
         precondition(!answered, "a FUSE request was answered twice")
         answered = true
+        changing?.waitForTheOtherMounts()
         body(request)
     }
 

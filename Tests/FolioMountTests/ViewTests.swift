@@ -140,6 +140,29 @@ final class ViewTests: MountTestCase {
         XCTAssertNotEqual(Shell.run("cat '\(other)/Docs/final.txt'").status, 0, "a removed document")
     }
 
+    /// "At once" raced many rounds: each round both kernels cache the names first, then one shell renames through
+    /// one view and looks through the other in the next instant, both ways. An invalidation still queued for the
+    /// other view when the rename returns shows as a name that is gone, or one missing.
+    func testARenameThroughOneViewIsNeverStaleInTheOtherManyRounds() throws {
+        let other = appMountpoint
+        let result = fixture.folio("mount --app com.folio.drive --of '\(fixture.mountpoint)' '\(other)'")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let main = fixture.path("Docs")
+        let script = """
+            for round in $(seq 1 100); do
+              stat '\(other)/Docs/report.txt' '\(main)/report.txt' > /dev/null
+              mv '\(main)/report.txt' '\(main)/moved.txt'
+              [ -e '\(other)/Docs/report.txt' ] && echo "round $round: the old name is still there"
+              [ -e '\(other)/Docs/moved.txt' ] || echo "round $round: the new name is missing"
+              mv '\(other)/Docs/moved.txt' '\(other)/Docs/report.txt'
+              [ -e '\(main)/moved.txt' ] && echo "round $round: the other way, the old name is still there"
+              [ -e '\(main)/report.txt' ] || echo "round $round: the other way, the new name is missing"
+            done
+            """
+        XCTAssertEqual(Shell.check(script), "", "100 rounds each way")
+        XCTAssertEqual(Shell.check("cat '\(main)/report.txt'"), "shared draft")
+    }
+
     func testVirtualFoldersShowTaggedAndRecentDocumentsInPlace() throws {
         let original = fixture.path("Docs/report.txt")
         XCTAssertEqual(Shell.check("ls '\(fixture.mountpoint)'"), "Docs\n", "virtual folders are hidden from ls")
