@@ -15,6 +15,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -46,7 +49,18 @@ let package = Package(
             dependencies: ["FolioCore", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
-        .target(name: "FolioProviderWebDAV", dependencies: ["FolioCore"], swiftSettings: strict),
+        .target(
+            name: "FolioProviderWebDAV",
+            dependencies: [
+                "FolioCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict
+        ),
         .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
         .target(
             name: "FolioDaemon",
@@ -69,7 +83,8 @@ let package = Package(
             dependencies: ["FolioStore", "FolioCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
-        .testTarget(name: "FolioProviderWebDAVTests", dependencies: ["FolioProviderWebDAV", "FolioCore"]),
+        .testTarget(
+            name: "FolioProviderWebDAVTests", dependencies: ["FolioProviderWebDAV", "FolioCore", "FolioTesting"]),
         .testTarget(
             name: "FolioMountTests",
             dependencies: [

@@ -4,7 +4,8 @@ import FoundationXML
 #endif
 
 /// The `XMLParser` delegate behind ``WebDAVMultistatus/parse(_:limit:)``: elements are matched by namespace and
-/// local name (`DAV:` elements only; other namespaces' properties are skipped), text is gathered per element, and
+/// local name (`DAV:` elements, Folio's own dead properties and a CalDAV-style `getctag`; other namespaces'
+/// properties are skipped), text is gathered per element, and
 /// a property counts only inside a `propstat` whose status is 2xx.
 final class MultistatusReader: NSObject, XMLParserDelegate {
     private(set) var responses: [WebDAVMultistatus.Response] = []
@@ -24,12 +25,18 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     private var propstatStatus: Int?
 
     private static let dav = "DAV:"
+    private static let calendarServer = "http://calendarserver.org/ns/"
 
     func parser(
         _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
         attributes: [String: String] = [:]
     ) {
-        let name = namespaceURI == Self.dav ? elementName : nil
+        let name: String? = switch namespaceURI {
+        case Self.dav: elementName
+        case WebDAVProperties.folioNamespace: "folio:" + elementName
+        case Self.calendarServer where elementName == "getctag": "cs:getctag"
+        default: nil
+        }
         text = ""
         switch (name, path.last ?? nil) {
         case ("multistatus", nil) where path.isEmpty:
@@ -81,6 +88,10 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
             found.contentType = value
         case ("displayname", "prop"):
             found.displayName = value
+        case ("cs:getctag", "prop"):
+            found.collectionTag = value
+        case (let folio, "prop") where folio.hasPrefix("folio:"):
+            found.folio[String(folio.dropFirst(6))] = value
         case ("response", "multistatus"):
             guard let href, !href.isEmpty else { return fail("a response without its href") }
             responses.append(.init(href: href, status: responseStatus, properties: properties))
@@ -111,5 +122,7 @@ extension WebDAVProperties {
         lastModified = other.lastModified ?? lastModified
         contentType = other.contentType ?? contentType
         displayName = other.displayName ?? displayName
+        collectionTag = other.collectionTag ?? collectionTag
+        folio.merge(other.folio) { _, new in new }
     }
 }

@@ -14,6 +14,14 @@ public struct WebDAVProperties: Sendable, Equatable {
     public var contentType: String?
     /// `displayname`.
     public var displayName: String?
+    /// A collection's `getctag` (Nextcloud, ownCloud, CalDAV servers): changes with anything below it.
+    public var collectionTag: String?
+    /// Folio's dead properties (namespace ``folioNamespace``) by local name: `id`, `mode`, `mtime`, `tag`,
+    /// `symlink`.
+    public var folio: [String: String] = [:]
+
+    /// The XML namespace of the properties Folio keeps on the server.
+    public static let folioNamespace = "urn:folio:properties:1"
 
     /// Creates properties (all absent by default).
     public init(

@@ -1,0 +1,142 @@
+import FolioCore
+import Foundation
+import Synchronization
+
+/// Where each item the provider has seen lives: its container, parent and name, by id. A WebDAV server addresses
+/// resources by path, Folio by id; the index turns one into the other, and a move changes one entry (a folder's
+/// descendants follow it, since a path is found by walking up the parents).
+///
+/// Kept in a file of JSON lines in the mount's state folder, appended to as the index changes and compacted when
+/// it is loaded, so an item uploaded after a restart is found without listing the remote again.
+final class ItemIndex: Sendable {
+    /// One item's place.
+    struct Entry: Codable, Equatable, Sendable {
+        var container: ContainerID
+        /// The parent folder, `nil` for the container's root.
+        var parent: ItemID?
+        var name: String
+        var isFolder: Bool
+    }
+
+    /// A line of the file: an entry, or the removal of one (`entry` `nil`).
+    private struct Line: Codable {
+        var id: ItemID
+        var entry: Entry?
+    }
+
+    /// A place: container, parent (`nil`: the root) and name.
+    private struct Place: Hashable {
+        var container: ContainerID
+        var parent: ItemID?
+        var name: String
+        init(_ entry: Entry) { (container, parent, name) = (entry.container, entry.parent, entry.name) }
+    }
+
+    private struct Tables {
+        var entries: [ItemID: Entry] = [:]
+        var byPlace: [Place: ItemID] = [:]
+
+        mutating func set(_ id: ItemID, _ entry: Entry?) {
+            if let old = entries[id], byPlace[Place(old)] == id { byPlace[Place(old)] = nil }
+            entries[id] = entry
+            if let entry { byPlace[Place(entry)] = id }
+        }
+    }
+
+    private let tables: Mutex<Tables>
+    private let file: URL?
+    private let writes = Mutex<FileHandle?>(nil)
+
+    /// An index kept in `file` (`nil`: in memory only).
+    init(file: URL?) {
+        self.file = file
+        var loaded = Tables()
+        if let file, let data = try? Data(contentsOf: file) {
+            let decoder = JSONDecoder()
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                guard let line = try? decoder.decode(Line.self, from: line) else { continue }  // a torn last line
+                loaded.set(line.id, line.entry)
+            }
+        }
+        tables = Mutex(loaded)
+        if let file { compact(loaded.entries, into: file) }
+    }
+
+    /// The entry of `id`, if known.
+    func entry(_ id: ItemID) -> Entry? {
+        tables.withLock { $0.entries[id] }
+    }
+
+    /// The id last recorded at a place: how an item Folio made keeps its id on a server that keeps no dead
+    /// properties (as long as it is renamed through Folio).
+    func id(in container: ContainerID, parent: ItemID?, name: String) -> ItemID? {
+        tables.withLock { $0.byPlace[Place(Entry(container: container, parent: parent, name: name, isFolder: false))] }
+    }
+
+    /// The names from the container's root down to `id` (empty for the root), or `nil` if `id` or one of its
+    /// ancestors is not known.
+    func components(of id: ItemID?, in container: ContainerID) -> [String]? {
+        guard let id, !id.isContainerRoot else { return [] }
+        return tables.withLock { tables -> [String]? in
+            let entries = tables.entries
+            var names: [String] = []
+            var current: ItemID? = id
+            while let next = current, !next.isContainerRoot {
+                guard let entry = entries[next], entry.container == container, names.count < 4096 else { return nil }
+                names.append(entry.name)
+                current = entry.parent
+            }
+            return names.reversed()
+        }
+    }
+
+    /// Records where `id` is now.
+    func record(_ id: ItemID, _ entry: Entry) {
+        let changed = tables.withLock { tables -> Bool in
+            guard tables.entries[id] != entry else { return false }
+            tables.set(id, entry)
+            return true
+        }
+        if changed { append(Line(id: id, entry: entry)) }
+    }
+
+    /// Forgets `id` (deleted).
+    func remove(_ id: ItemID) {
+        let removed = tables.withLock { tables -> Bool in
+            guard tables.entries[id] != nil else { return false }
+            tables.set(id, nil)
+            return true
+        }
+        if removed { append(Line(id: id, entry: nil)) }
+    }
+
+    private func append(_ line: Line) {
+        guard let file, var data = try? JSONEncoder().encode(line) else { return }
+        data.append(UInt8(ascii: "\n"))
+        writes.withLock { handle in
+            if handle == nil {
+                if !FileManager.default.fileExists(atPath: file.path) {
+                    _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                }
+                handle = try? FileHandle(forWritingTo: file)
+                _ = try? handle?.seekToEnd()
+            }
+            try? handle?.write(contentsOf: data)
+        }
+    }
+
+    /// Rewrites the file with one line per entry (written aside, then renamed over).
+    private func compact(_ entries: [ItemID: Entry], into file: URL) {
+        let encoder = JSONEncoder()
+        var data = Data()
+        for (id, entry) in entries {
+            guard let line = try? encoder.encode(Line(id: id, entry: entry)) else { continue }
+            data.append(line)
+            data.append(UInt8(ascii: "\n"))
+        }
+        let aside = file.appendingPathExtension("new")
+        guard FileManager.default.createFile(atPath: aside.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { return }
+        _ = rename(aside.path, file.path)
+    }
+}

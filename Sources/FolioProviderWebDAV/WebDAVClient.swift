@@ -1,0 +1,317 @@
+import AsyncHTTPClient
+import FolioCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import SystemPackage
+
+/// A server's answer: its status, headers and, for requests whose body is read, the body.
+public struct WebDAVResponse: Sendable {
+    /// The status code.
+    public var status: Int
+    /// The headers, by lowercased name (the first value of each).
+    public var headers: [String: String]
+    /// The body, if it was read.
+    public var body: Data
+
+    /// The header `name` (any case), if sent.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// HTTP for the WebDAV provider, on async-http-client (pooled keep-alive connections, TLS, streamed bodies,
+/// timeouts). Redirects are never followed (a redirect to another host could hand it the password). A request
+/// the server refused without acting on it (503, 429, a connection that could not be made), and a read-only
+/// request that failed on the way, are tried again within the call (``WebDAVConfiguration/attempts`` times, with a
+/// growing, jittered wait, honouring `Retry-After`); what is left is a ``FolioError`` the caller's own retries
+/// handle: `.offline` for a server that cannot be reached.
+public final class WebDAVClient: Sendable {
+    /// The settings the client was made with.
+    public let configuration: WebDAVConfiguration
+    private let http: HTTPClient
+    private let authorization: String?
+
+    /// Makes a client; `configuration.caFile` must be a readable PEM file.
+    public init(configuration: WebDAVConfiguration) throws(FolioError) {
+        self.configuration = configuration
+        var tls: TLSConfiguration?
+        if let caFile = configuration.caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw .invalidArgument("--ca-file \(caFile) cannot be read")
+            }
+            var settings = TLSConfiguration.makeClientConfiguration()
+            settings.trustRoots = .file(caFile)
+            tls = settings
+        }
+        let timeout = TimeAmount.nanoseconds(
+            configuration.requestTimeout.components.seconds * 1_000_000_000
+                + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+        let settings = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: timeout))
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        if let user = configuration.user {
+            authorization = "Basic " + Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
+        } else {
+            authorization = nil
+        }
+    }
+
+    /// Closes the connections; no request may follow.
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    deinit {
+        // A client dropped without ``shutdown()`` still closes its connections (the task keeps it alive till then).
+        let http = self.http
+        Task { try? await http.shutdown() }
+    }
+
+    /// What a request sends as its body.
+    enum Body: Sendable {
+        case none
+        case bytes(Data)
+        /// The whole of a file, streamed from disk, never held in memory.
+        case file(FilePath)
+    }
+
+    /// Sends `method` to `path` (an encoded absolute path) and reads at most `limit` bytes of the answer's body
+    /// (a longer body is a clear error). Any status comes back; only transport failures throw.
+    func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: Body = .none,
+        limit: Int = 1 << 20
+    ) async throws(FolioError) -> WebDAVResponse {
+        try await withRetries(method) { () async throws -> WebDAVResponse in
+            let response = try await self.execute(method, path, headers: headers, body: body)
+            var collected: ByteBuffer
+            do {
+                collected = try await response.body.collect(upTo: limit)
+            } catch is NIOTooManyBytesError {
+                throw FolioError.providerFailure(
+                    "the server's answer to \(method) \(path) is longer than the \(limit) bytes read",
+                    retryable: false)
+            }
+            let bytes = collected.readBytes(length: collected.readableBytes) ?? []
+            return WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data(bytes))
+        }
+    }
+
+    /// A download that stopped on the way (the connection dropped or timed out): how far it got, and why.
+    struct PartialDownload: Error {
+        /// Bytes written before it stopped.
+        var written: Int64
+        /// Why it stopped.
+        var failure: FolioError
+    }
+
+    /// GETs `path` into `destination` (the file is created if missing; bytes are written at their offsets),
+    /// asking for `range` when given. Returns the answer (without body) and the bytes written: a `206` is checked
+    /// against the range asked for, a `200` to a ranged request is skipped to the range's start. Tried once: a
+    /// transport failure is a ``PartialDownload`` saying how far it got, so the caller goes on from there.
+    func download(
+        _ path: String, headers: [(String, String)], range: Range<Int64>?, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> (response: WebDAVResponse, written: Int64) {
+        var all = headers
+        if let range { all.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        var written: Int64 = 0
+        do {
+            let response = try await execute("GET", path, headers: all, body: .none)
+            let answer = WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data())
+            guard answer.status == 200 || answer.status == 206 else {
+                _ = try? await response.body.collect(upTo: 64 << 10)  // an error page
+                return (answer, 0)
+            }
+            var skip: Int64 = 0
+            let offset = range?.lowerBound ?? 0
+            if let range, answer.status == 206 {
+                guard let start = Self.contentRangeStart(answer.header("content-range")), start == range.lowerBound
+                else {
+                    throw FolioError.providerFailure(
+                        "the server answered GET \(path) bytes \(range) with another range "
+                            + "(\(answer.header("content-range") ?? "none"))", retryable: true)
+                }
+            } else if let range {
+                skip = range.lowerBound  // the server ignored Range: the whole file comes
+            }
+            let limit = range.map { $0.upperBound - $0.lowerBound }
+            let descriptor = try SystemPackage.FileDescriptor.open(
+                destination, .writeOnly, options: [.create], permissions: [.ownerReadWrite])
+            defer { try? descriptor.close() }
+            for try await var chunk in response.body {
+                try Task.checkCancellation()
+                if skip > 0 {
+                    let dropped = min(Int64(chunk.readableBytes), skip)
+                    chunk.moveReaderIndex(forwardBy: Int(dropped))
+                    skip -= dropped
+                }
+                if let limit, written + Int64(chunk.readableBytes) > limit {
+                    chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(limit - written)) ?? ByteBuffer()
+                }
+                if chunk.readableBytes > 0 {
+                    let at = offset + written
+                    _ = try chunk.withUnsafeReadableBytes { bytes in
+                        try descriptor.writeAll(toAbsoluteOffset: at, bytes)
+                    }
+                    written += Int64(chunk.readableBytes)
+                    progress(written)
+                }
+                if let limit, written >= limit { break }
+            }
+            return (answer, written)
+        } catch let error as FolioError {
+            throw error
+        } catch is CancellationError {
+            throw FolioError.interrupted("GET \(path) cancelled")
+        } catch let error as Errno {
+            throw FolioError.io("writing \(destination): \(error)")
+        } catch {
+            throw PartialDownload(written: written, failure: Self.failure(error, method: "GET"))
+        }
+    }
+
+    /// Runs `body`, trying again what the server refused for a passing reason: a `503` or `429` (after its
+    /// `Retry-After`, if it says one within 30 s), a connection that could not be made, and — for requests that
+    /// change nothing — a connection lost on the way. Other answers and errors go to the caller.
+    private func withRetries(
+        _ method: String, _ body: @Sendable () async throws -> WebDAVResponse
+    ) async throws(FolioError) -> WebDAVResponse {
+        let readOnly = ["GET", "HEAD", "PROPFIND", "REPORT", "OPTIONS"].contains(method)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let wait: Duration
+            do {
+                let response = try await body()
+                guard response.status == 503 || response.status == 429, attempt < configuration.attempts,
+                    let delay = Self.retryAfter(response.header("retry-after"), attempt: attempt),
+                    delay <= .seconds(30)
+                else { return response }
+                wait = delay
+            } catch let error as FolioError {
+                throw error
+            } catch is CancellationError {
+                throw .interrupted("\(method) cancelled")
+            } catch {
+                let failure = Self.failure(error, method: method)
+                guard attempt < configuration.attempts, readOnly || Self.neverSent(error) else { throw failure }
+                wait = Self.backoff(attempt: attempt)
+            }
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                throw .interrupted("\(method) cancelled")
+            }
+        }
+    }
+
+    private func execute(
+        _ method: String, _ path: String, headers: [(String, String)], body: Body
+    ) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: configuration.url(path))
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let authorization { request.headers.replaceOrAdd(name: "Authorization", value: authorization) }
+        switch body {
+        case .none:
+            break
+        case .bytes(let data):
+            request.body = .bytes(ByteBuffer(bytes: data))
+        case .file(let file):
+            let size = try FileManager.default.attributesOfItem(atPath: file.string)[.size] as? Int64 ?? 0
+            request.body = .stream(FileChunks(file: file), length: .known(size))
+        }
+        let timeout = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000)
+        return try await http.execute(request, timeout: timeout)
+    }
+
+    private static func headers(_ response: HTTPClientResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response.headers where headers[name.lowercased()] == nil {
+            headers[name.lowercased()] = value
+        }
+        return headers
+    }
+
+    /// The first byte of a `Content-Range: bytes A-B/N` header.
+    static func contentRangeStart(_ header: String?) -> Int64? {
+        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst(6)
+        guard let dash = spec.firstIndex(of: "-") else { return nil }
+        return Int64(spec[..<dash].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The wait a `Retry-After` asks for (seconds or an HTTP date), or the backoff of `attempt` when it says none.
+    static func retryAfter(_ header: String?, attempt: Int) -> Duration? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+            return backoff(attempt: attempt)
+        }
+        if let seconds = Int(header) { return .seconds(max(0, seconds)) }
+        if let date = WebDAVProperties.httpDate(header) {
+            return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
+        }
+        return backoff(attempt: attempt)
+    }
+
+    /// 250 ms, doubling with each attempt, jittered by up to half either way (clients retrying together spread).
+    static func backoff(attempt: Int) -> Duration {
+        let base = 250.0 * pow(2.0, Double(max(0, attempt - 1)))
+        return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
+    }
+
+    /// Whether the request surely never reached the server (so even a request that changes something may go again).
+    private static func neverSent(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        return "\(type(of: error))".contains("NIOConnectionError") || "\(error)".contains("connectionRefused")
+            || "\(error)".contains("Connection refused")
+    }
+
+    /// A transport failure as Folio's error: an unreachable server is `.offline`; a certificate that is not
+    /// trusted needs the user.
+    static func failure(_ error: any Error, method: String) -> FolioError {
+        if error is NIOSSLError || "\(type(of: error))".contains("SSL") {
+            return .providerFailure(
+                "TLS with the server failed (\(error)): is the certificate trusted? (--ca-file)", retryable: false)
+        }
+        return .offline("the server cannot be reached (\(method): \(error))")
+    }
+}
+
+/// A file's bytes in chunks of 1 MiB, read as the request body is sent; the file is closed when the body ends
+/// or is abandoned.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let file: FilePath
+
+    /// The open file of one pass over it.
+    final class OpenFile: @unchecked Sendable {
+        let descriptor: SystemPackage.FileDescriptor
+        init(_ file: FilePath) throws { descriptor = try SystemPackage.FileDescriptor.open(file, .readOnly) }
+        deinit { try? descriptor.close() }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let file: FilePath
+        var open: OpenFile?
+        var done = false
+
+        mutating func next() async throws -> ByteBuffer? {
+            if done { return nil }
+            let open = try self.open ?? OpenFile(file)
+            self.open = open
+            var buffer = ByteBuffer()
+            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 20) { bytes in
+                try open.descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes.prefix(1 << 20)))
+            }
+            if count == 0 {
+                done = true
+                self.open = nil
+                return nil
+            }
+            return buffer
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(file: file) }
+}

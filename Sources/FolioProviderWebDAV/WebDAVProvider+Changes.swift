@@ -1,0 +1,77 @@
+import FolioCore
+import Foundation
+
+extension WebDAVProvider {
+    /// `webdav:JOURNAL:GENERATION`: the container's generation in the ``WebDAVJournal``.
+    public func currentAnchor(in container: ContainerID) async throws -> SyncAnchor {
+        anchor(journal.generation(container))
+    }
+
+    func anchor(_ generation: Int) -> SyncAnchor {
+        SyncAnchor("webdav:\(journal.identity):\(generation)")
+    }
+
+    /// What changed in the working set since `anchor`: each folder the core has listed is listed again
+    /// (`PROPFIND Depth: 1`, one request per folder, nothing else on the server), what differs from its last
+    /// listing joins the journal, and the journal answers: items changed after the anchor (with their state now),
+    /// and items gone after it (a listed folder that is gone takes what was known below it along). An item
+    /// missing from its folder and found in another listed folder moved; one found nowhere is gone from what Folio
+    /// knows. An anchor of another journal, or one the journal no longer reaches back to, is `.anchorExpired`.
+    public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
+        let parts = anchor.rawValue.split(separator: ":")
+        guard parts.count == 3, parts[0] == "webdav", parts[1] == journal.identity, let generation = Int(parts[2]),
+            journal.canAnswer(container, since: generation)
+        else {
+            throw FolioError.anchorExpired("\(anchor.rawValue) is not an anchor of this WebDAV journal")
+        }
+        // Parents before children: a folder that is gone is found before its children are asked for.
+        let folders = journal.listedFolders(container).sorted {
+            (index.components(of: $0, in: container)?.count ?? 0) < (index.components(of: $1, in: container)?.count ?? 0)
+        }
+        for folder in folders {
+            guard journal.listedFolders(container).contains(folder) else { continue }  // gone with its parent
+            if let error = await relist(folder, in: container) { throw error }
+        }
+        let now = journal.generation(container)
+        let (updated, deleted) = journal.changes(container, since: generation)
+        for id in deleted where index.entry(id)?.container == container && journal.item(id, in: container) == nil {
+            index.remove(id)
+        }
+        return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now))
+    }
+
+    /// Lists `folder` again into the journal; a folder that is gone is recorded as gone. Returns any other error.
+    private func relist(_ folder: ItemID, in container: ContainerID) async -> FolioError? {
+        do {
+            _ = try await list(folder, in: container)
+            return nil
+        } catch {
+            switch error {
+            case .notFound, .notDirectory:
+                journal.folderGone(folder, in: container)
+                return nil
+            default:
+                return error
+            }
+        }
+    }
+
+    /// Records a change Folio made itself in the journal and the index.
+    func noteOwnChange(_ item: RemoteItem, replacing old: (id: ItemID, parent: ItemID?)? = nil) {
+        index.record(item.id, .init(
+            container: item.container, parent: item.parentID, name: item.name, isFolder: item.kind == .directory))
+        journal.changed(item)
+    }
+
+    /// Records a folder made here: known whole (listed, empty) from the start.
+    func noteOwnFolder(_ item: RemoteItem) {
+        index.record(item.id, .init(container: item.container, parent: item.parentID, name: item.name, isFolder: true))
+        journal.changed(item, madeHere: true)
+    }
+
+    /// Records the deletion of an item Folio made itself.
+    func noteOwnDeletion(_ id: ItemID, in container: ContainerID, parent: ItemID?) {
+        index.remove(id)
+        journal.deleted(id, in: container)
+    }
+}

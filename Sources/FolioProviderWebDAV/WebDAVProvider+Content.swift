@@ -1,0 +1,104 @@
+import FolioCore
+import Foundation
+import SystemPackage
+
+extension WebDAVProvider {
+    /// Downloads the whole file into `destination` (created or truncated).
+    public func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        let item = try await self.item(id, in: container)
+        guard item.version == version else {
+            throw FolioError.conflict("\(item.name) changed on the server (version \(item.version), not \(version))")
+        }
+        let descriptor = try SystemPackage.FileDescriptor.open(
+            destination, .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite])
+        try descriptor.close()
+        if item.kind == .symlink { return item }
+        try await download(item, range: 0..<item.size, to: destination, progress: progress)
+        return item
+    }
+
+    /// Downloads the bytes `range` of the file into `destination` at their offsets.
+    public func fetchContents(
+        of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> RemoteItem {
+        let item = try await knownItem(id, in: container, version: version)
+        let clamped = min(range.lowerBound, item.size)..<min(range.upperBound, item.size)
+        if clamped.isEmpty {
+            let descriptor = try SystemPackage.FileDescriptor.open(destination, .writeOnly, options: [.create], permissions: [.ownerReadWrite])
+            try descriptor.close()
+            return item
+        }
+        try await download(item, range: clamped, to: destination, progress: progress)
+        return item
+    }
+
+    /// The item of the working set's last listing if it has `version`, or else the server's (a ranged read of a
+    /// big file asks for many ranges: one `PROPFIND` for each would double the requests).
+    private func knownItem(_ id: ItemID, in container: ContainerID, version: String) async throws -> RemoteItem {
+        let listed = journal.item(id, in: container)
+        let item: RemoteItem
+        if let listed, listed.version == version { item = listed } else { item = try await self.item(id, in: container) }
+        guard item.version == version else {
+            throw FolioError.conflict("\(item.name) changed on the server (version \(item.version), not \(version))")
+        }
+        return item
+    }
+
+    /// GETs `range` of `item` (its version checked: `If-Match` for a strong ETag, the answer's ETag otherwise),
+    /// going on from where a dropped connection left off; gives up after three attempts in a row that brought
+    /// nothing.
+    func download(
+        _ item: RemoteItem, range: Range<Int64>, to destination: FilePath,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(FolioError) {
+        let parentComponents = try components(of: item.parentID, in: item.container)
+        let itemPath = path(parentComponents + [item.name], in: item.container, folder: false)
+        var done: Int64 = 0
+        var fruitless = 0
+        while done < range.count {
+            let rest = (range.lowerBound + done)..<range.upperBound
+            var headers: [(String, String)] = []
+            if item.version.hasPrefix("\"") { headers.append(("If-Match", item.version)) }
+            let base = done
+            do {
+                let (response, written) = try await client.download(
+                    itemPath, headers: headers, range: rest, to: destination,
+                    progress: { progress(base + $0) })
+                guard response.status == 200 || response.status == 206 else {
+                    throw WebDAVStatus.error(response.status, "GET \(itemPath)")
+                }
+                if let tag = response.header("etag"), !item.version.hasPrefix("lm:"),
+                    Self.weakless(tag) != Self.weakless(item.version)
+                {
+                    throw FolioError.conflict("\(item.name) changed on the server while it was read")
+                }
+                done += written
+                if written == 0 {
+                    throw FolioError.providerFailure(
+                        "GET \(itemPath) ended after \(done) of \(range.count) bytes", retryable: true)
+                }
+                fruitless = 0
+            } catch let error as WebDAVClient.PartialDownload {
+                done += error.written
+                fruitless = error.written > 0 ? 0 : fruitless + 1
+                if fruitless >= 3 { throw error.failure }
+                do { try await Task.sleep(for: WebDAVClient.backoff(attempt: fruitless)) } catch {
+                    throw .interrupted("download cancelled")
+                }
+            } catch let error as FolioError {
+                throw error
+            } catch {
+                throw .io("\(error)")
+            }
+        }
+    }
+
+    /// An ETag without its weak prefix (`W/"x"` and `"x"` name the same content for this check).
+    static func weakless(_ tag: String) -> String {
+        tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+    }
+}

@@ -1,0 +1,254 @@
+import FolioCore
+import Foundation
+import SystemPackage
+
+extension WebDAVProvider {
+    /// Creates a folder (`MKCOL`) or a file (`PUT` with `If-None-Match: *`, streamed from `contents`), then sets
+    /// its id, mode and time as dead properties. Something already at the name is this create's own earlier
+    /// attempt if it carries the id (its content is replaced only if it is still what the attempt wrote), and
+    /// otherwise a `.conflict`: nothing on the server is overwritten.
+    public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
+        try Self.checkName(template.name)
+        let container = template.container
+        let parentComponents = try components(of: template.parentID, in: container)
+        let isFolder = template.kind == .directory
+        let itemPath = path(parentComponents + [template.name], in: container, folder: isFolder)
+        switch template.kind {
+        case .directory:
+            let reply = try await client.send("MKCOL", itemPath)
+            if reply.status == 405 {
+                try await requireOwnEarlierAttempt(template, at: itemPath)
+            } else if !WebDAVStatus.succeeded(reply.status),
+                (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil
+            {
+                throw FolioError.exists("\(template.name) already exists on the server")  // a file (Apache: 400)
+            } else if !WebDAVStatus.succeeded(reply.status) {
+                throw WebDAVStatus.error(reply.status, "MKCOL \(itemPath)")
+            }
+        case .file, .symlink:
+            let body = try self.body(kind: template.kind, contents: contents, symlinkTarget: template.symlinkTarget)
+            let reply = try await client.send(
+                "PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
+            if reply.status == 412 {
+                let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
+                let entry = ItemIndex.Entry(
+                    container: container, parent: template.parentID, name: template.name, isFolder: false)
+                index.record(template.id, entry)
+                let landed = try await currentItem(template.id, entry: entry)
+                if try await holds(itemPath, size: landed.size, sameAs: body) {
+                    noteOwnChange(landed)
+                    return landed  // the earlier attempt landed whole: nothing to send again
+                }
+                // A weak tag never matches `If-Match` (Apache's, for a file changed in the last second).
+                let condition = existing.hasPrefix("\"") ? existing : "*"
+                let again = try await client.send("PUT", itemPath, headers: [("If-Match", condition)], body: body)
+                guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
+            } else if !WebDAVStatus.succeeded(reply.status) {
+                throw WebDAVStatus.error(reply.status, "PUT \(itemPath)")
+            }
+        default:
+            throw FolioError.notSupported("\(template.name): a WebDAV remote keeps files, folders and symlinks only")
+        }
+        var properties = [
+            "id": template.id.rawValue, "mode": String(template.mode & 0o7777, radix: 8),
+            "mtime": Self.text(template.modificationTime),
+        ]
+        if template.kind == .symlink { properties["symlink"] = template.symlinkTarget ?? "" }
+        if let tag = template.retryTag, template.kind != .directory {
+            properties["tag"] = try await writerTag(tag, at: itemPath)
+        }
+        try await setProperties(properties, at: itemPath)
+        index.record(template.id, .init(
+            container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
+        var item = try await currentItem(template.id, entry: .init(
+            container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
+        if item.id != template.id { item.id = template.id }  // a server that keeps no dead properties
+        if isFolder { noteOwnFolder(item) } else { noteOwnChange(item) }
+        return item
+    }
+
+    /// The resource at `itemPath` is this create's own earlier attempt (it carries the template's id and, for a
+    /// file, still the content that attempt wrote): returns its version; otherwise `.conflict`.
+    @discardableResult
+    private func requireOwnEarlierAttempt(_ template: RemoteItemTemplate, at itemPath: String) async throws -> String {
+        let listing = try await propfind(itemPath, depth: 0)
+        guard let properties = listing.responses.first?.properties, properties.folio["id"] == template.id.rawValue
+        else {
+            throw FolioError.exists("\(template.name) already exists on the server")
+        }
+        if template.kind != .directory, let tag = template.retryTag,
+            !Self.isOwnWrite(properties, tag: tag, version: Self.version(properties, size: properties.contentLength ?? 0))
+        {
+            throw FolioError.conflict("\(template.name) was changed on the server after an earlier attempt")
+        }
+        return properties.entityTag ?? "*"
+    }
+
+    /// What a `PUT` of this kind of item sends.
+    private func body(kind: ItemKind, contents: FilePath?, symlinkTarget: String?) throws -> WebDAVClient.Body {
+        if kind == .symlink { return .bytes(Data((symlinkTarget ?? "").utf8)) }
+        guard let contents else { return .bytes(Data()) }
+        return .file(contents)
+    }
+
+    /// Moves and renames (`MOVE` with `Overwrite: F`), replaces content (`PUT` with `If-Match` of `baseVersion`,
+    /// or of the version `changes.retryTag` wrote), and sets mode and time. A content change against another
+    /// version is a `.conflict`; a name taken at the destination is `.exists`.
+    public func modifyItem(
+        _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
+        contents: FilePath?
+    ) async throws -> RemoteItem {
+        if let name = changes.name { try Self.checkName(name) }
+        guard var entry = index.entry(id), entry.container == container else {
+            throw FolioError.notFound("\(id): not known to the WebDAV provider")
+        }
+        let old = (id: id, parent: entry.parent)
+        var current = try await currentItem(id, entry: entry)
+        let destinationContainer = changes.container ?? container
+        let destinationParent = changes.parentID ?? entry.parent
+        let destinationName = changes.name ?? entry.name
+        if destinationContainer != container || destinationParent != entry.parent || destinationName != entry.name {
+            let from = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
+                folder: entry.isFolder)
+            let to = path(
+                try components(of: destinationParent, in: destinationContainer) + [destinationName],
+                in: destinationContainer, folder: entry.isFolder)
+            let reply = try await client.send(
+                "MOVE", from, headers: [("Destination", client.configuration.url(to)), ("Overwrite", "F")])
+            if reply.status == 412 { throw FolioError.exists("\(destinationName) already exists on the server") }
+            if !WebDAVStatus.succeeded(reply.status) {
+                // Some servers answer a taken destination otherwise (Apache: 400 for a folder onto a file).
+                if (try? await existing(to, depth: 0)) != nil {
+                    throw FolioError.exists("\(destinationName) already exists on the server")
+                }
+                let other = to.hasSuffix("/") ? String(to.dropLast()) : to + "/"
+                if (try? await existing(other, depth: 0)) != nil {
+                    throw FolioError.exists("\(destinationName) already exists on the server")
+                }
+            }
+            guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "MOVE \(from)") }
+            entry = .init(container: destinationContainer, parent: destinationParent, name: destinationName,
+                isFolder: entry.isFolder)
+            index.record(id, entry)
+        }
+        let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
+            in: entry.container, folder: entry.isFolder)
+        var properties: [String: String] = ["id": id.rawValue]
+        if let contents, current.kind == .file {
+            var expected = baseVersion
+            if current.version != baseVersion {
+                let listing = try await propfind(itemPath, depth: 0)
+                guard let retryTag = changes.retryTag, let found = listing.responses.first?.properties,
+                    Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                else {
+                    throw FolioError.conflict("\(entry.name) changed on the server (\(current.version), not \(baseVersion))")
+                }
+                expected = current.version  // this writer's own earlier attempt
+            }
+            var headers: [(String, String)] = []
+            if expected.hasPrefix("\"") { headers.append(("If-Match", expected)) }
+            let reply = try await client.send("PUT", itemPath, headers: headers, body: .file(contents))
+            guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(itemPath)") }
+            if let tag = changes.retryTag { properties["tag"] = try await writerTag(tag, at: itemPath) }
+        }
+        if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
+        if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
+        try await setProperties(properties, at: itemPath)
+        current = try await currentItem(id, entry: entry)
+        if entry.container != container { journal.deleted(id, in: container) }
+        noteOwnChange(current, replacing: old)
+        return current
+    }
+
+    /// Deletes an item: a file only at `baseVersion` (or the version `retryTag` wrote), with `If-Match` where the
+    /// version is a strong ETag; a folder only if empty. An item already gone is deleted.
+    public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {
+        guard let entry = index.entry(id), entry.container == container else { return }
+        let itemPath = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
+            folder: entry.isFolder)
+        guard let listing = try await existing(itemPath, depth: entry.isFolder ? 1 : 0) else {
+            noteOwnDeletion(id, in: container, parent: entry.parent)
+            return
+        }
+        guard let properties = listing.responses.first(where: {
+            (try? WebDAVHref($0.href, listing: URL(string: client.configuration.url(itemPath))!)) == .collection
+        })?.properties ?? listing.responses.first?.properties else { return }
+        let parentComponents = try components(of: entry.parent, in: container)
+        let now = remoteItem(properties, name: entry.name, parent: entry.parent ?? .root(of: container),
+            components: parentComponents, container: container)
+        guard now.id == id else {
+            noteOwnDeletion(id, in: container, parent: entry.parent)  // another item took the name: ours is gone
+            return
+        }
+        var headers: [(String, String)] = []
+        if entry.isFolder {
+            if listing.responses.count > 1 { throw FolioError.notEmpty("\(entry.name) is not empty on the server") }
+        } else {
+            let ownWrite = retryTag.map { Self.isOwnWrite(properties, tag: $0, version: now.version) } ?? false
+            if let baseVersion {
+                guard now.version == baseVersion || ownWrite else {
+                    throw FolioError.conflict("\(entry.name) changed on the server; it is not deleted")
+                }
+            } else if retryTag != nil, !ownWrite {
+                throw FolioError.conflict("\(entry.name) was written by someone else on the server; it is not deleted")
+            }
+            if now.version.hasPrefix("\"") { headers.append(("If-Match", now.version)) }
+        }
+        let reply = try await client.send("DELETE", itemPath, headers: headers)
+        guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
+            throw WebDAVStatus.error(reply.status, "DELETE \(itemPath)")
+        }
+        noteOwnDeletion(id, in: container, parent: entry.parent)
+    }
+
+    /// `PROPFIND` of `path`, or `nil` if nothing is there.
+    private func existing(_ path: String, depth: Int) async throws(FolioError) -> WebDAVMultistatus? {
+        do {
+            return try await propfind(path, depth: depth)
+        } catch {
+            if case .notFound = error { return nil }
+            throw error
+        }
+    }
+
+    /// What `folio:tag` holds after a write by the writer `tag`: the tag and the version the write made, so a
+    /// later write by anyone else (which keeps dead properties as they are) no longer counts as this writer's.
+    private func writerTag(_ tag: String, at path: String) async throws(FolioError) -> String {
+        let listing = try await propfind(path, depth: 0)
+        let properties = listing.responses.first?.properties ?? WebDAVProperties()
+        return tag + " " + Self.weakless(Self.version(properties, size: properties.contentLength ?? 0))
+    }
+
+    /// Whether the resource's content at `version` is what the writer `tag` wrote.
+    static func isOwnWrite(_ properties: WebDAVProperties, tag: String, version: String) -> Bool {
+        properties.folio["tag"] == tag + " " + weakless(version)
+    }
+
+    /// Refuses a name no WebDAV path can hold: empty, `.`, `..`, with `/` or NUL (`.invalidArgument`), or over
+    /// 255 bytes (`.nameTooLong`).
+    static func checkName(_ name: String) throws(FolioError) {
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+            throw .invalidArgument("\"\(name)\" cannot be a name")
+        }
+        guard name.utf8.count <= 255 else { throw .nameTooLong(String(name.prefix(40)) + "…") }
+    }
+
+    /// Whether the file at `path` (of `size` bytes) holds exactly what `body` would send: compared byte for byte
+    /// up to 16 MiB (a retried create of a bigger file is sent again).
+    private func holds(_ path: String, size: Int64, sameAs body: WebDAVClient.Body) async throws(FolioError) -> Bool {
+        let local: Data
+        switch body {
+        case .none: local = Data()
+        case .bytes(let data): local = data
+        case .file(let file):
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.string),
+                (attributes[.size] as? Int64 ?? -1) == size, size <= 16 << 20,
+                let data = FileManager.default.contents(atPath: file.string)
+            else { return false }
+            local = data
+        }
+        guard Int64(local.count) == size else { return false }
+        let remote = try await client.send("GET", path, limit: 16 << 20)
+        return remote.status == 200 && remote.body == local
+    }
+}

@@ -1,0 +1,151 @@
+import FolioCore
+import Foundation
+import Synchronization
+
+/// The provider of a WebDAV server: containers are the collections under the configured one (the Drive,
+/// `com.folio.drive`, made if missing), folders are listed with `PROPFIND Depth: 1` (never `infinity`), versions
+/// are ETags (or `getlastmodified` and size where a server sends none), and every change is conditional
+/// (`If-Match`, `If-None-Match: *`, `Overwrite: F`), so a change made meanwhile on the server is a conflict,
+/// never overwritten.
+///
+/// Identity: an item made or changed through Folio carries its id as a dead property (`folio:id`, which `MOVE`
+/// keeps); an item only ever seen on the server is known by its path (`dav:PATH`) until Folio changes it. The
+/// ``ItemIndex`` turns ids into paths and is kept in the mount's state folder.
+///
+/// Changes: the folders Folio has listed (the working set) are listed again at each ``changes(in:since:)``, and
+/// what differs from the last listing is reported; nothing outside the working set is ever asked for. The
+/// history that anchors point into is the ``WebDAVJournal``, kept beside the index.
+public final class WebDAVProvider: Provider {
+    let client: WebDAVClient
+    let index: ItemIndex
+    /// The working set's history, which anchors point into.
+    let journal: WebDAVJournal
+    /// Listings being paged through, by cursor token.
+    let pagedListings = Mutex<[String: [RemoteItem]]>([:])
+
+    /// The name of the resource that keeps the containers' display names and public flags.
+    static let manifestName = ".folio-containers.json"
+
+    /// A provider for the server `configuration` names, keeping its item index and change journal in
+    /// `stateFolder` (the mount's state folder; `nil`: in memory only, so anchors end with the provider).
+    public init(configuration: WebDAVConfiguration, stateFolder: URL?) throws(FolioError) {
+        client = try WebDAVClient(configuration: configuration)
+        index = ItemIndex(file: stateFolder?.appendingPathComponent("webdav-index.jsonl"))
+        journal = WebDAVJournal(file: stateFolder?.appendingPathComponent("webdav-journal.jsonl"))
+    }
+
+    /// Closes the connections.
+    public func shutdown() async {
+        await client.shutdown()
+    }
+
+    // MARK: Paths
+
+    /// Percent-encodes one name for a path (everything but unreserved characters).
+    static func encode(_ name: String) -> String {
+        var allowed = CharacterSet()
+        allowed.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
+    }
+
+    /// The encoded path of the container's root collection (ending with `/`).
+    func containerPath(_ container: ContainerID) -> String {
+        client.configuration.basePath + Self.encode(container.rawValue) + "/"
+    }
+
+    /// The encoded path of the resource at `components` below the container's root (a folder's ends with `/`).
+    func path(_ components: [String], in container: ContainerID, folder: Bool) -> String {
+        let joined = components.map(Self.encode).joined(separator: "/")
+        if joined.isEmpty { return containerPath(container) }
+        return containerPath(container) + joined + (folder ? "/" : "")
+    }
+
+    /// The names from the container's root to `id`, or `.notFound` if the provider never saw it.
+    func components(of id: ItemID?, in container: ContainerID) throws(FolioError) -> [String] {
+        guard let components = index.components(of: id, in: container) else {
+            throw .notFound("\(id?.rawValue ?? "root"): not known to the WebDAV provider (list its folder first)")
+        }
+        return components
+    }
+
+    /// The id of an item known only by its path.
+    static func pathID(_ components: [String]) -> ItemID {
+        ItemID("dav:" + components.joined(separator: "/"))
+    }
+
+    // MARK: Containers
+
+    public func listContainers() async throws -> [Container] {
+        let base = client.configuration.basePath
+        let listing = try await propfind(base, depth: 1)
+        var names: [String] = []
+        for response in listing.responses {
+            guard case .member(let name) = try WebDAVHref(response.href, listing: URL(string: client.configuration.url(base))!),
+                response.properties.isCollection, !name.hasPrefix("."), name.contains(".")
+            else { continue }
+            names.append(name)
+        }
+        if !names.contains(ContainerID.drive.rawValue) {
+            let made = try await client.send("MKCOL", containerPath(.drive))
+            guard WebDAVStatus.succeeded(made.status) || made.status == 405 else {
+                throw WebDAVStatus.error(made.status, "MKCOL \(containerPath(.drive))")
+            }
+            names.append(ContainerID.drive.rawValue)
+        }
+        let manifest = try await readManifest()
+        return names.sorted().map { name in
+            let id = ContainerID(name)
+            if let known = manifest.first(where: { $0.id == id }) { return known }
+            return id == .drive ? .drive : Container(id: id, displayName: name, isPublic: false)
+        }
+    }
+
+    /// The containers described in the manifest resource (none if it is missing or unreadable).
+    private func readManifest() async throws -> [Container] {
+        let reply = try await client.send("GET", client.configuration.basePath + Self.manifestName, limit: 1 << 20)
+        guard reply.status == 200 else { return [] }
+        return (try? JSONDecoder().decode([Container].self, from: reply.body)) ?? []
+    }
+
+    // MARK: Requests
+
+    /// The body of every `PROPFIND`: all properties, dead ones (Folio's) included.
+    static let propfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>
+        """.utf8)
+
+    /// `PROPFIND` of `path` at `depth` (0 or 1), read as a multistatus; a status other than 207 is its error.
+    func propfind(_ path: String, depth: Int) async throws(FolioError) -> WebDAVMultistatus {
+        let reply = try await client.send(
+            "PROPFIND", path, headers: [("Depth", "\(depth)"), ("Content-Type", "application/xml; charset=utf-8")],
+            body: .bytes(Self.propfindBody), limit: WebDAVMultistatus.defaultLimit)
+        guard reply.status == 207 else { throw WebDAVStatus.error(reply.status, "PROPFIND \(path)") }
+        return try WebDAVMultistatus.parse(reply.body)
+    }
+
+    /// Sets Folio's dead properties of the resource at `path`; a server that refuses them still works (the
+    /// metadata then stays local), so a refusal is not an error.
+    @discardableResult
+    func setProperties(_ properties: [String: String], at path: String) async throws(FolioError) -> Bool {
+        guard !properties.isEmpty else { return true }
+        let values = properties.sorted { $0.key < $1.key }.map { name, value in
+            "<F:\(name)>\(Self.escapeXML(value))</F:\(name)>"
+        }.joined()
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?><D:propertyupdate xmlns:D="DAV:" \
+            xmlns:F="\(WebDAVProperties.folioNamespace)"><D:set><D:prop>\(values)</D:prop></D:set></D:propertyupdate>
+            """
+        let reply = try await client.send(
+            "PROPPATCH", path, headers: [("Content-Type", "application/xml; charset=utf-8")],
+            body: .bytes(Data(body.utf8)))
+        if reply.status == 401 || reply.status == 404 || reply.status == 409 || reply.status == 507 {
+            throw WebDAVStatus.error(reply.status, "PROPPATCH \(path)")
+        }
+        return reply.status == 207 && !String(decoding: reply.body, as: UTF8.self).contains(" 403 ")
+    }
+
+    static func escapeXML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
