@@ -110,6 +110,16 @@ final class ApacheServer: WebDAVTestServer {
         }
     }
 
+    /// Kills the server and its children at once (SIGKILL), keeping its folder and port for ``start()``.
+    func kill() {
+        server.kill()
+    }
+
+    /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
+    func start() throws {
+        try server.start()
+    }
+
     /// Ends the server, unmounts its tmpfs root if it has one, and removes its folder.
     func stop() {
         server.stop()

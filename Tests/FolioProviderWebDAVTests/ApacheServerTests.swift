@@ -111,6 +111,12 @@ final class ApacheServerTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: root))
     }
 
+    func testKilledAndStartedAgainItServesWhatItHad() throws {
+        let server = try ApacheServer()
+        self.server = server
+        try server.assertServesWhatItHadAfterAKill(deadProperties: true)
+    }
+
     private func etag(_ server: ApacheServer, _ path: String) throws -> String? {
         let reply = try server.request("PROPFIND", path, headers: ["Depth: 0"])
         return try WebDAVMultistatus.parse(reply.body).responses.first?.properties.entityTag

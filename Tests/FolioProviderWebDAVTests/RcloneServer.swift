@@ -17,8 +17,9 @@ import XCTest
 ///   onto an existing file is refused (412). So a concurrent change between a client's check and its `PUT` is
 ///   overwritten on this server.
 /// - Dead properties refused: a `PROPPATCH` in a custom namespace answers 207 with a 403 propstat; nothing kept.
-/// - Its VFS caches folder listings (`--dir-cache-time`, 5 min by default): a file changed in the root behind its
-///   back shows late; changes made through the server show at once.
+/// - Its VFS caches folder listings (`--dir-cache-time`, 5 min by default): a file put in the root behind its back
+///   after the folder was listed is neither listed nor served (404) until the cache expires; changes made through
+///   the server show at once. `dirCacheTime: "0s"` makes it see the root as it is at every request.
 final class RcloneServer: WebDAVTestServer {
     /// The folder the server serves, as `/`.
     let documentRoot: String
@@ -30,8 +31,8 @@ final class RcloneServer: WebDAVTestServer {
     private let server: ServerProcess
 
     /// Starts a server (trying a few ports), waiting at most 15 s for it to answer; with `user`, only that user
-    /// and password are let in (Basic auth).
-    init(user: (name: String, password: String)? = nil) throws {
+    /// and password are let in (Basic auth); `dirCacheTime` (`"0s"`) replaces rclone's 5 min listing cache.
+    init(user: (name: String, password: String)? = nil, dirCacheTime: String? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone") else {
             throw XCTSkip("rclone is not installed (scripts/bootstrap installs it)")
         }
@@ -45,13 +46,13 @@ final class RcloneServer: WebDAVTestServer {
             // An empty configuration of its own, so no user's remotes or settings are read.
             try Data().write(to: URL(fileURLWithPath: folder + "/rclone.conf"))
             var curl = Curl(scratch: folder)
-            var access: [String] = []
+            var options = dirCacheTime.map { ["--dir-cache-time", $0] } ?? []
             if let user {
                 guard FileManager.default.isExecutableFile(atPath: "/usr/bin/htpasswd") else {
                     throw XCTSkip("htpasswd is not installed (scripts/bootstrap installs apache2-utils)")
                 }
                 try Tool.htpasswd(folder + "/htpasswd", user: user.name, password: user.password)
-                access = ["--htpasswd", folder + "/htpasswd"]
+                options += ["--htpasswd", folder + "/htpasswd"]
                 curl.credentials = Curl.Credentials(user: user.name, password: user.password)
             }
             self.curl = curl
@@ -63,7 +64,7 @@ final class RcloneServer: WebDAVTestServer {
                 try ServerProcess.process(
                     "/usr/bin/rclone",
                     ["serve", "webdav", documentRoot, "--addr", "127.0.0.1:\(port)"]
-                        + ["--config", folder + "/rclone.conf"] + access,
+                        + ["--config", folder + "/rclone.conf"] + options,
                     logFile: log)
             }
             baseURL = server.baseURL
@@ -71,6 +72,16 @@ final class RcloneServer: WebDAVTestServer {
             try? FileManager.default.removeItem(atPath: folder)
             throw error
         }
+    }
+
+    /// Kills the server and its children at once (SIGKILL), keeping its folder and port for ``start()``.
+    func kill() {
+        server.kill()
+    }
+
+    /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
+    func start() throws {
+        try server.start()
     }
 
     /// Ends the server and removes its folder.

@@ -46,4 +46,27 @@ final class RcloneServerTests: XCTestCase {
         XCTAssertEqual(listed.status, 207, listed.text)
         XCTAssertNoThrow(try WebDAVMultistatus.parse(listed.body))
     }
+
+    func testKilledAndStartedAgainItServesWhatItHad() throws {
+        let server = try RcloneServer()
+        self.server = server
+        try server.assertServesWhatItHadAfterAKill(deadProperties: false)
+    }
+
+    /// rclone's listing cache: a file put in the root behind its back is not seen by default, and is at once with
+    /// `--dir-cache-time 0s`.
+    func testAFileAddedBehindItsBackIsSeenOnlyWithoutTheListingCache() throws {
+        for (cacheTime, expected) in [(nil, 404), ("0s", 200)] as [(String?, Int)] {
+            let server = try RcloneServer(dirCacheTime: cacheTime)
+            self.server = server
+            XCTAssertEqual(try server.request("MKCOL", "/D/").status, 201)
+            XCTAssertEqual(try server.listing("/D/").members.count, 0)
+            try Data("behind".utf8).write(to: URL(fileURLWithPath: server.documentRoot + "/D/behind.txt"))
+            let members = try server.listing("/D/").members
+            XCTAssertEqual(members.keys.sorted(), expected == 200 ? ["behind.txt"] : [], "\(cacheTime ?? "default")")
+            XCTAssertEqual(try server.request("GET", "/D/behind.txt").status, expected, "\(cacheTime ?? "default")")
+            server.stop()
+            self.server = nil
+        }
+    }
 }

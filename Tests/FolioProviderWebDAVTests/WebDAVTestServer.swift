@@ -12,6 +12,11 @@ protocol WebDAVTestServer: AnyObject {
     var documentRoot: String { get }
     /// A curl client set up for this server: its credentials and certificate authority, if any.
     var curl: Curl { get }
+    /// Kills the server at once (SIGKILL to all its processes: an outage, connections cut mid-request), keeping
+    /// its folder and port for ``start()``.
+    func kill()
+    /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
+    func start() throws
     /// Ends the server and removes its folder; safe to call more than once.
     func stop()
 }
@@ -81,5 +86,37 @@ extension WebDAVTestServer {
         }
         let kind = WebDAVServerFacts.ETag(collection?.entityTag)
         XCTAssertTrue(folderETags.contains(kind), "the folder: \(kind) ETag", file: file, line: line)
+    }
+}
+
+extension WebDAVTestServer {
+    /// Writes a file (and a dead property on it, where the server keeps them), kills the server, checks that
+    /// nothing answers, starts it again and checks that it serves the same file (and property).
+    func assertServesWhatItHadAfterAKill(
+        deadProperties: Bool, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let put = try request("PUT", "/kept.txt", body: Data("kept".utf8))
+        XCTAssertEqual(put.status, 201, put.text, file: file, line: line)
+        let namespace = WebDAVServerFacts.namespace
+        if deadProperties {
+            let patch = try request(
+                "PROPPATCH", "/kept.txt", headers: ["Content-Type: application/xml"],
+                body: Data((#"<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:F="\#(namespace)">"#
+                    + "<D:set><D:prop><F:tags>red</F:tags></D:prop></D:set></D:propertyupdate>").utf8))
+            XCTAssertEqual(patch.status, 207, patch.text, file: file, line: line)
+        }
+        kill()
+        let down = try request("GET", "/kept.txt")
+        XCTAssertEqual(down.status, 0, "nothing answers while it is down", file: file, line: line)
+        XCTAssertEqual(down.exitCode, 7, "curl: connection refused", file: file, line: line)
+        try start()
+        XCTAssertEqual(try request("GET", "/kept.txt").text, "kept", file: file, line: line)
+        if deadProperties {
+            let reply = try request(
+                "PROPFIND", "/kept.txt", headers: ["Depth: 0", "Content-Type: application/xml"],
+                body: Data((#"<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:F="\#(namespace)">"#
+                    + "<D:prop><F:tags/></D:prop></D:propfind>").utf8))
+            XCTAssertEqual(try PropertyValues.read(reply.body)[namespace + " tags"], "red", file: file, line: line)
+        }
     }
 }

@@ -4,8 +4,9 @@ import XCTest
 /// A private wsgidav (PyPI `wsgidav` on `cheroot`) on a loopback port over a throwaway root, anonymous or with one
 /// user (Basic auth only, no Digest). It runs from the virtual environment `scripts/bootstrap` makes at
 /// ``venv`` (`/opt/folio-test-venv`; Debian's Python refuses a plain `pip install`). Dead properties are kept in a
-/// shelve file in the server's folder, so they outlive a restart. Started as a child process, ready when it serves
-/// a file of its own root; ``stop()`` ends it and removes its folder.
+/// shelve file in the server's folder, so they outlive a restart, even a kill -9 where Python has `dbm.gnu`
+/// (Debian `python3-gdbm`; its fallback, Berkeley DB's ndbm, is never synced: ``flushesProperties``). Started as a
+/// child process, ready when it serves a file of its own root; ``stop()`` ends it and removes its folder.
 ///
 /// What wsgidav (4.x on cheroot, measured by `WsgiDAVServerTests`) sends and does:
 /// - ETags: unquoted `inode-mtime-size` in PROPFIND replies (not RFC 9110 syntax: quote it before sending it back),
@@ -20,6 +21,18 @@ import XCTest
 final class WsgiDAVServer: WebDAVTestServer {
     /// Where `scripts/bootstrap` installs wsgidav and cheroot.
     static let venv = "/opt/folio-test-venv"
+
+    /// Python in ``venv`` has `dbm.gnu`, so the property shelve is synced at every write (a kill loses none).
+    static var flushesProperties: Bool {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: venv + "/bin/python")
+        python.arguments = ["-c", "import dbm.gnu"]
+        python.standardOutput = FileHandle.nullDevice
+        python.standardError = FileHandle.nullDevice
+        guard (try? python.run()) != nil else { return false }
+        python.waitUntilExit()
+        return python.terminationStatus == 0
+    }
 
     /// The folder the server serves, as `/`.
     let documentRoot: String
@@ -64,6 +77,16 @@ final class WsgiDAVServer: WebDAVTestServer {
             try? FileManager.default.removeItem(atPath: folder)
             throw error
         }
+    }
+
+    /// Kills the server and its children at once (SIGKILL), keeping its folder and port for ``start()``.
+    func kill() {
+        server.kill()
+    }
+
+    /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
+    func start() throws {
+        try server.start()
     }
 
     /// Ends the server and removes its folder.

@@ -46,4 +46,12 @@ final class WsgiDAVServerTests: XCTestCase {
         XCTAssertEqual(listed.status, 207, listed.text)
         XCTAssertNoThrow(try WebDAVMultistatus.parse(listed.body))
     }
+
+    func testKilledAndStartedAgainItServesWhatItHad() throws {
+        try XCTSkipUnless(
+            WsgiDAVServer.flushesProperties, "python3-gdbm is not installed (scripts/bootstrap installs it)")
+        let server = try WsgiDAVServer()
+        self.server = server
+        try server.assertServesWhatItHadAfterAKill(deadProperties: true)
+    }
 }
