@@ -10,17 +10,20 @@ import XCTest
 /// self-signed certificate made for the server (`tls`, ``caFile``), and a document root on a tmpfs of a given
 /// size (`rootSize`, needs root).
 ///
-/// What Apache 2.4 `mod_dav_fs` sends and does (measured by `ApacheServerTests`; Debian bookworm's 2.4.x):
+/// What Apache 2.4 `mod_dav_fs` sends and does (measured by `ApacheServerTests`; Debian's 2.4.71):
 /// - ETags: strong `"size-mtime"` for a file changed more than a second before the request, weak `W/"…"` for one
 ///   changed within the last second (or dated in the future); collections have one too (weak or strong the same
 ///   way). A weak ETag never matches `If-Match` (strong comparison): 412 even when it is the current one. A `PUT`
-///   reply carries no `ETag` header. `getlastmodified` on files and collections. Property elements prefixed `lp1:`.
+///   reply carries no `ETag` header, a `GET` reply the same ETag as the listing. `getlastmodified` on files and
+///   collections. Property elements prefixed `lp1:`.
+/// - A `PUT` bigger than the free space: 507 Insufficient Storage; the file's previous content is kept, and the
+///   space the failed upload took is freed.
+/// - Killed (SIGKILL to all its processes) and started again: files and dead properties are all there.
 /// - A collection's ETag follows only its own entries: a change two levels below leaves it as it was; no `getctag`;
 ///   `sync-collection` REPORT: 501 ("REPORT not supported").
 /// - Conditional requests honoured: `PUT` with a wrong `If-Match` or `If-None-Match: *` on an existing file, and
 ///   `DELETE` with a wrong `If-Match`: 412, nothing changed; `MOVE` with `Overwrite: F` onto a file: 412.
 /// - Dead properties (`PROPPATCH` in any namespace) kept (in `.DAV/` beside the files) and moved with the file.
-/// - A `PUT` bigger than the free space: 507 Insufficient Storage; the file's previous content is kept.
 final class ApacheServer: WebDAVTestServer {
     /// A user and password for Basic auth.
     typealias Credentials = (user: String, password: String)

@@ -17,7 +17,7 @@ final class ApacheServerTests: XCTestCase {
         self.server = server
         let facts = try WebDAVServerFacts(probing: server)
         let expected = WebDAVServerFacts(
-            fileETag: .strong, putReplyETag: .absent, folderETag: .strong, lastModified: true,
+            fileETag: .strong, putReplyETag: .absent, getReplyETag: .strong, folderETag: .strong, lastModified: true,
             folderETagPropagates: false, ctag: false, syncCollectionStatus: 501, ifMatchWithListedETagSucceeds: true,
             ifMatchHonoured: true, ifNoneMatchHonoured: true, deleteIfMatchHonoured: true,
             moveOverwriteFalseHonoured: true, deadPropertiesKept: true, moveKeepsDeadProperties: true)

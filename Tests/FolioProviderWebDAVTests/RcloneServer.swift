@@ -8,7 +8,7 @@ import XCTest
 /// What rclone (Debian bookworm's 1.60, over a local folder, default flags) sends and does (measured by
 /// `RcloneServerTests`):
 /// - ETags: strong `"…"` on files (hex of the modification time in ns and the size, not of the content; `--etag-hash`
-///   would change that), also in the `PUT` reply; none on collections. `getlastmodified` on files and collections.
+///   would change that), also in `PUT` and `GET` replies; none on collections. `getlastmodified` on files and collections.
 ///   Elements in the `D:` prefix, `<D:collection xmlns:D="DAV:"/>`.
 /// - No `getctag`, no collection ETag, `sync-collection` REPORT: 400 Bad Request. Changes can only be found by
 ///   listing folders again.

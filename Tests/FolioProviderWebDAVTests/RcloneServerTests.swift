@@ -24,7 +24,7 @@ final class RcloneServerTests: XCTestCase {
         self.server = server
         let facts = try WebDAVServerFacts(probing: server)
         let expected = WebDAVServerFacts(
-            fileETag: .strong, putReplyETag: .strong, folderETag: .absent, lastModified: true,
+            fileETag: .strong, putReplyETag: .strong, getReplyETag: .strong, folderETag: .absent, lastModified: true,
             folderETagPropagates: false, ctag: false, syncCollectionStatus: 400, ifMatchWithListedETagSucceeds: true,
             ifMatchHonoured: false, ifNoneMatchHonoured: false, deleteIfMatchHonoured: false,
             moveOverwriteFalseHonoured: true, deadPropertiesKept: false, moveKeepsDeadProperties: false)
@@ -38,6 +38,7 @@ final class RcloneServerTests: XCTestCase {
         anonymous.credentials = nil
         let refused = try anonymous.request("PROPFIND", server.baseURL.absoluteString + "/", headers: ["Depth: 1"])
         XCTAssertEqual(refused.status, 401, refused.text)
+        XCTAssertEqual(refused.headers["www-authenticate"]?.hasPrefix("Basic realm="), true, "\(refused.headers)")
         var wrong = server.curl
         wrong.credentials?.password = "wrong"
         let wrongReply = try wrong.request("PROPFIND", server.baseURL.absoluteString + "/", headers: ["Depth: 1"])

@@ -27,6 +27,7 @@ extension WebDAVServerFacts {
 
         let file = try probe.properties("/probe/file.txt")
         fileETag = ETag(file.entityTag)
+        getReplyETag = ETag(try probe.expect(200, "GET", "/probe/file.txt").headers["etag"])
         let folder = try probe.properties("/probe/")
         folderETag = ETag(folder.entityTag)
         lastModified = file.lastModified != nil && folder.lastModified != nil

@@ -32,6 +32,9 @@ struct WebDAVServerFacts: Equatable, CustomStringConvertible {
     var fileETag: ETag
     /// The `ETag` header of a `PUT` reply that created a file.
     var putReplyETag: ETag
+    /// The `ETag` header of a `GET` reply (of a file last changed more than a second before): what `If-Range`
+    /// needs to resume a download.
+    var getReplyETag: ETag
     /// `getetag` of a collection.
     var folderETag: ETag
     /// `getlastmodified` on files and collections alike.
@@ -60,7 +63,8 @@ struct WebDAVServerFacts: Equatable, CustomStringConvertible {
 
     var description: String {
         """
-        fileETag \(fileETag), putReplyETag \(putReplyETag), folderETag \(folderETag), lastModified \(lastModified), \
+        fileETag \(fileETag), putReplyETag \(putReplyETag), getReplyETag \(getReplyETag), \
+        folderETag \(folderETag), lastModified \(lastModified), \
         folderETagPropagates \(folderETagPropagates), ctag \(ctag), syncCollection \(syncCollectionStatus), \
         ifMatchWithListedETagSucceeds \(ifMatchWithListedETagSucceeds), ifMatch \(ifMatchHonoured), \
         ifNoneMatch \(ifNoneMatchHonoured), deleteIfMatch \(deleteIfMatchHonoured), \
