@@ -8,8 +8,8 @@ import XCTest
 /// What rclone (Debian bookworm's 1.60, over a local folder, default flags) sends and does (measured by
 /// `RcloneServerTests`):
 /// - ETags: strong `"…"` on files (hex of the modification time in ns and the size, not of the content; `--etag-hash`
-///   would change that), also in `PUT` and `GET` replies; none on collections. `getlastmodified` on files and collections.
-///   Elements in the `D:` prefix, `<D:collection xmlns:D="DAV:"/>`.
+///   would change that), also in `PUT` and `GET` replies; none on collections. `getlastmodified` on files and
+///   collections. Elements in the `D:` prefix, `<D:collection xmlns:D="DAV:"/>`.
 /// - No `getctag`, no collection ETag, `sync-collection` REPORT: 400 Bad Request. Changes can only be found by
 ///   listing folders again.
 /// - Conditional headers ignored: a `PUT` with a wrong `If-Match`, or with `If-None-Match: *` on an existing file,
