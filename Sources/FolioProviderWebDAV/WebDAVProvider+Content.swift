@@ -48,7 +48,7 @@ extension WebDAVProvider {
         return item
     }
 
-    /// GETs `range` of `item` (its version checked: `If-Match` for a strong ETag, the answer's ETag otherwise),
+    /// GETs `range` of `item` (its version checked against the answer's ETag),
     /// going on from where a dropped connection left off; gives up after three attempts in a row that brought
     /// nothing.
     func download(
@@ -61,8 +61,9 @@ extension WebDAVProvider {
         var fruitless = 0
         while done < range.count {
             let rest = (range.lowerBound + done)..<range.upperBound
-            var headers: [(String, String)] = []
-            if item.version.hasPrefix("\"") { headers.append(("If-Match", item.version)) }
+            // No `If-Match`: Apache's tag of a file written in the last second is weak and would never match; the
+            // answer's tag is compared instead.
+            let headers: [(String, String)] = []
             let base = done
             do {
                 let (response, written) = try await client.download(
@@ -71,8 +72,8 @@ extension WebDAVProvider {
                 guard response.status == 200 || response.status == 206 else {
                     throw WebDAVStatus.error(response.status, "GET \(itemPath)")
                 }
-                if let tag = response.header("etag"), !item.version.hasPrefix("lm:"),
-                    Self.weakless(tag) != Self.weakless(item.version)
+                if let tag = response.header("etag"), let expected = Self.entityTag(item.version),
+                    Self.weakless(Self.quoted(tag)) != Self.weakless(expected)
                 {
                     throw FolioError.conflict("\(item.name) changed on the server while it was read")
                 }
@@ -95,6 +96,11 @@ extension WebDAVProvider {
                 throw .io("\(error)")
             }
         }
+    }
+
+    /// An ETag in quotes (wsgidav sends some without).
+    static func quoted(_ tag: String) -> String {
+        tag.hasPrefix("\"") || tag.hasPrefix("W/") ? tag : "\"\(tag)\""
     }
 
     /// An ETag without its weak prefix (`W/"x"` and `"x"` name the same content for this check).

@@ -90,11 +90,33 @@ extension WebDAVProvider {
                 ? "folder:\(Self.text(modified)):\(String(mode, radix: 8))" : Self.version(properties, size: size))
     }
 
-    /// A file's version: its ETag as sent, or its modification time and size where the server sends none.
+    /// A file's version: its ETag (or its modification time and size where the server sends none), followed by
+    /// the revision Folio's last write through this provider left (`folio:rev`), if any, after a space (which no
+    /// ETag holds). The revision tells apart two writes a server's ETag does not (wsgidav's, made of inode, second
+    /// and size, stays the same for a same-size write within a second).
     static func version(_ properties: WebDAVProperties, size: Int64) -> String {
+        baseVersion(properties, size: size) + (properties.folio["rev"].map { " " + $0 } ?? "")
+    }
+
+    /// The ETag in `version`, for `If-Match` (`nil` if the version has none).
+    static func strongTag(_ version: String) -> String? {
+        let tag = String(version.prefix { $0 != " " })
+        return tag.hasPrefix("\"") ? tag : nil
+    }
+
+    /// The ETag in `version`, if the version has one.
+    static func entityTag(_ version: String) -> String? {
+        let tag = String(version.prefix { $0 != " " })
+        return tag.hasPrefix("lm:") ? nil : tag
+    }
+
+    /// A file's ETag as sent (quoted if the server did not), or its modification time and size.
+    static func baseVersion(_ properties: WebDAVProperties, size: Int64) -> String {
         if let tag = properties.entityTag, !tag.isEmpty {
-            // Some servers (wsgidav) send the tag unquoted: quoted, it is what `If-Match` takes.
-            return tag.hasPrefix("\"") || tag.hasPrefix("W/") ? tag : "\"\(tag)\""
+            // Some servers (wsgidav) send the tag unquoted: quoted, it is what `If-Match` takes. A weak tag is taken
+            // as its strong form: Apache marks a file's tag weak for its first second and strong after, which is
+            // not a change (see ``WebDAVProvider/send(_:_:headers:body:ifAt:)`` for `If-Match` meanwhile).
+            return weakless(quoted(tag))
         }
         let seconds = properties.lastModified.map { Int64($0.timeIntervalSince1970) } ?? 0
         return "lm:\(seconds):\(size)"

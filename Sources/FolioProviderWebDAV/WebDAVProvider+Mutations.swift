@@ -40,7 +40,7 @@ extension WebDAVProvider {
                     return landed  // the earlier attempt landed whole: nothing to send again
                 }
                 // A weak tag never matches `If-Match` (Apache's, for a file changed in the last second).
-                let condition = existing.hasPrefix("\"") ? existing : "*"
+                let condition = Self.strongTag(existing) ?? "*"
                 let again = try await client.send("PUT", itemPath, headers: [("If-Match", condition)], body: body)
                 guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
             } else if !WebDAVStatus.succeeded(reply.status) {
@@ -54,8 +54,12 @@ extension WebDAVProvider {
             "mtime": Self.text(template.modificationTime),
         ]
         if template.kind == .symlink { properties["symlink"] = template.symlinkTarget ?? "" }
-        if let tag = template.retryTag, template.kind != .directory {
-            properties["tag"] = try await writerTag(tag, at: itemPath)
+        if template.kind != .directory {
+            let revision = Self.newRevision()
+            properties["rev"] = revision
+            if let tag = template.retryTag {
+                properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision)
+            }
         }
         try await setProperties(properties, at: itemPath)
         index.record(template.id, .init(
@@ -145,11 +149,13 @@ extension WebDAVProvider {
                 }
                 expected = current.version  // this writer's own earlier attempt
             }
-            var headers: [(String, String)] = []
-            if expected.hasPrefix("\"") { headers.append(("If-Match", expected)) }
-            let reply = try await client.send("PUT", itemPath, headers: headers, body: .file(contents))
+            let reply = try await send("PUT", itemPath, body: .file(contents), ifAt: expected)
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(itemPath)") }
-            if let tag = changes.retryTag { properties["tag"] = try await writerTag(tag, at: itemPath) }
+            let revision = Self.newRevision()
+            properties["rev"] = revision
+            if let tag = changes.retryTag {
+                properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision)
+            }
         }
         if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
         if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
@@ -180,7 +186,7 @@ extension WebDAVProvider {
             noteOwnDeletion(id, in: container, parent: entry.parent)  // another item took the name: ours is gone
             return
         }
-        var headers: [(String, String)] = []
+        var expected: String?
         if entry.isFolder {
             if listing.responses.count > 1 { throw FolioError.notEmpty("\(entry.name) is not empty on the server") }
         } else {
@@ -192,9 +198,9 @@ extension WebDAVProvider {
             } else if retryTag != nil, !ownWrite {
                 throw FolioError.conflict("\(entry.name) was written by someone else on the server; it is not deleted")
             }
-            if now.version.hasPrefix("\"") { headers.append(("If-Match", now.version)) }
+            expected = now.version
         }
-        let reply = try await client.send("DELETE", itemPath, headers: headers)
+        let reply = try await send("DELETE", itemPath, ifAt: expected)
         guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
             throw WebDAVStatus.error(reply.status, "DELETE \(itemPath)")
         }
@@ -213,10 +219,16 @@ extension WebDAVProvider {
 
     /// What `folio:tag` holds after a write by the writer `tag`: the tag and the version the write made, so a
     /// later write by anyone else (which keeps dead properties as they are) no longer counts as this writer's.
-    private func writerTag(_ tag: String, at path: String) async throws(FolioError) -> String {
+    private func writerTag(_ tag: String, at path: String, revision: String) async throws(FolioError) -> String {
         let listing = try await propfind(path, depth: 0)
         let properties = listing.responses.first?.properties ?? WebDAVProperties()
-        return tag + " " + Self.weakless(Self.version(properties, size: properties.contentLength ?? 0))
+        let version = Self.baseVersion(properties, size: properties.contentLength ?? 0) + " " + revision
+        return tag + " " + Self.weakless(version)
+    }
+
+    /// A new `folio:rev`: set with every write of content through the provider.
+    static func newRevision() -> String {
+        String(UUID().uuidString.lowercased().prefix(13))
     }
 
     /// Whether the resource's content at `version` is what the writer `tag` wrote.
@@ -250,5 +262,22 @@ extension WebDAVProvider {
         guard Int64(local.count) == size else { return false }
         let remote = try await client.send("GET", path, limit: 16 << 20)
         return remote.status == 200 && remote.body == local
+    }
+
+    /// Sends `method` to `path` on the condition that the resource is still at `version` (`If-Match` of its ETag;
+    /// no condition for `nil` or a version without one). A `412` is looked at again: Apache's tag of a file
+    /// written in the last second is weak, and a weak tag never matches, so a resource whose tag is still the
+    /// expected one (weak or not) is sent to once more without the condition (the window is the look's).
+    func send(
+        _ method: String, _ path: String, body: WebDAVClient.Body = .none, ifAt version: String?
+    ) async throws(FolioError) -> WebDAVResponse {
+        guard let version, let tag = Self.strongTag(version) else {
+            return try await client.send(method, path, body: body)
+        }
+        let reply = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
+        guard reply.status == 412, let now = try await existing(path, depth: 0)?.responses.first?.properties,
+            Self.entityTag(Self.baseVersion(now, size: now.contentLength ?? 0)) == tag
+        else { return reply }
+        return try await client.send(method, path, body: body)
     }
 }

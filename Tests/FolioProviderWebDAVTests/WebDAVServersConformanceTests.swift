@@ -1,0 +1,50 @@
+import FolioCore
+import FolioProviderWebDAV
+import FolioTesting
+import Foundation
+import XCTest
+
+/// The provider conformance suite against the other real servers (rclone, wsgidav), each check in turn, so the
+/// servers' differences show as the checks they fail. Apache, the reference, has one test per check
+/// (``WebDAVConformanceTests``).
+final class WebDAVServersConformanceTests: XCTestCase {
+    /// Runs every check on a fresh server of `kind` and returns the failures by check.
+    private func failures(on kind: WebDAVServerKind, options: ProviderConformance.Options) async throws -> [String] {
+        let server = try kind.start()
+        defer { server.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-webdav-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: state) }
+        for collection in ["/dav/", "/dav/\(ContainerID.drive.rawValue)/", "/dav/\(WebDAVConformanceTests.notes.rawValue)/"] {
+            XCTAssertEqual(try server.request("MKCOL", collection).status, 201, "MKCOL \(collection)")
+        }
+        let url = server.baseURL.absoluteString + "/dav/"
+        let suite = ProviderConformance(
+            options: options,
+            makeProvider: { try WebDAVProvider(configuration: WebDAVConfiguration(url: url), stateFolder: state) })
+        var failures: [String] = []
+        for check in ProviderConformance.Check.allCases where ![.fetchCancellation, .conditionalChangesAtomicAcrossProcesses].contains(check) {
+            do {
+                let outcome = try await suite.run(check)
+                if outcome != .passed { failures.append("\(check): \(outcome)") }
+            } catch {
+                failures.append("\(check): \(error)")
+            }
+        }
+        return failures
+    }
+
+    func testRclone() async throws {
+        let failures = try await failures(
+            on: .rclone,
+            options: .init(container: .drive, secondContainer: WebDAVConformanceTests.notes, raceRounds: 10))
+        XCTAssertEqual(failures, [], failures.joined(separator: "\n"))
+    }
+
+    func testWsgiDAV() async throws {
+        let failures = try await failures(
+            on: .wsgidav,
+            options: .init(container: .drive, secondContainer: WebDAVConformanceTests.notes, raceRounds: 10))
+        XCTAssertEqual(failures, [], failures.joined(separator: "\n"))
+    }
+}
