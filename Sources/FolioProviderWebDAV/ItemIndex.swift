@@ -100,6 +100,25 @@ final class ItemIndex: Sendable {
         if changed { append(Line(id: id, entry: entry)) }
     }
 
+    /// Moves what is recorded below `folder` to `container` (the folder itself is recorded by the caller): a
+    /// folder moved to another container takes its children along. Costs a pass over the index (such moves are rare).
+    func moveDescendants(of folder: ItemID, to container: ContainerID) {
+        var moved: [(ItemID, Entry)] = []
+        tables.withLock { tables in
+            var pending = [folder]
+            while let parent = pending.popLast() {
+                for (id, entry) in tables.entries where entry.parent == parent && entry.container != container {
+                    var entry = entry
+                    entry.container = container
+                    tables.set(id, entry)
+                    moved.append((id, entry))
+                    if entry.isFolder { pending.append(id) }
+                }
+            }
+        }
+        for (id, entry) in moved { append(Line(id: id, entry: entry)) }
+    }
+
     /// Forgets `id` (deleted).
     func remove(_ id: ItemID) {
         let removed = tables.withLock { tables -> Bool in

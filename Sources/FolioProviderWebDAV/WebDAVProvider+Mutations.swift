@@ -26,9 +26,18 @@ extension WebDAVProvider {
                 throw WebDAVStatus.error(reply.status, "MKCOL \(itemPath)")
             }
         case .file, .symlink:
+            let traits = try await serverTraits()
+            if template.kind == .symlink, !traits.keepsDeadProperties {
+                throw FolioError.notSupported(
+                    "\(template.name): this WebDAV server keeps no properties, so it cannot keep a symlink")
+            }
             let body = try self.body(kind: template.kind, contents: contents, symlinkTarget: template.symlinkTarget)
-            let reply = try await client.send(
-                "PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
+            // A server that ignores `If-None-Match` (rclone) is asked first: the window is between the two requests.
+            var taken = false
+            if !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
+            let reply = taken
+                ? WebDAVResponse(status: 412, headers: [:], body: Data())
+                : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
             if reply.status == 412 {
                 let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
                 let entry = ItemIndex.Entry(
@@ -76,7 +85,10 @@ extension WebDAVProvider {
     @discardableResult
     private func requireOwnEarlierAttempt(_ template: RemoteItemTemplate, at itemPath: String) async throws -> String {
         let listing = try await propfind(itemPath, depth: 0)
-        guard let properties = listing.responses.first?.properties, properties.folio["id"] == template.id.rawValue
+        // The id is the dead property, or on a server that keeps none, the one the index recorded at this place.
+        let recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
+        guard let properties = listing.responses.first?.properties,
+            (properties.folio["id"].map { ItemID($0) } ?? recorded) == template.id
         else {
             throw FolioError.exists("\(template.name) already exists on the server")
         }
@@ -131,9 +143,11 @@ extension WebDAVProvider {
                 }
             }
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "MOVE \(from)") }
+            let movedAcross = destinationContainer != entry.container
             entry = .init(container: destinationContainer, parent: destinationParent, name: destinationName,
                 isFolder: entry.isFolder)
             index.record(id, entry)
+            if movedAcross, entry.isFolder { index.moveDescendants(of: id, to: destinationContainer) }
         }
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)

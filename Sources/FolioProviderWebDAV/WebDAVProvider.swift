@@ -22,6 +22,8 @@ public final class WebDAVProvider: Provider {
     let journal: WebDAVJournal
     /// Listings being paged through, by cursor token.
     let pagedListings = Mutex<[String: [RemoteItem]]>([:])
+    /// What the server was found to do (``serverTraits()``), once known.
+    let traits = Mutex<WebDAVServerTraits?>(nil)
 
     /// The name of the resource that keeps the containers' display names and public flags.
     static let manifestName = ".folio-containers.json"
@@ -148,4 +150,32 @@ public final class WebDAVProvider: Provider {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")
     }
+
+    /// What the server does, found once per run with a probe resource beside the containers
+    /// (`.folio-probe-…`, removed after): whether a `PUT` with `If-None-Match: *` over an existing resource is
+    /// refused, and whether a dead property is kept.
+    func serverTraits() async throws(FolioError) -> WebDAVServerTraits {
+        if let known = traits.withLock({ $0 }) { return known }
+        let probe = client.configuration.basePath + ".folio-probe-" + String(UUID().uuidString.prefix(8))
+        let first = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("1".utf8)))
+        guard WebDAVStatus.succeeded(first.status) else { throw WebDAVStatus.error(first.status, "PUT \(probe)") }
+        let second = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("2".utf8)))
+        let kept = try await setProperties(["probe": "1"], at: probe)
+        var keeps = false
+        if kept { keeps = try await propfind(probe, depth: 0).responses.first?.properties.folio["probe"] == "1" }
+        _ = try? await client.send("DELETE", probe)
+        let found = WebDAVServerTraits(honoursConditions: second.status == 412, keepsDeadProperties: keeps)
+        traits.withLock { $0 = found }
+        return found
+    }
+}
+
+/// What a WebDAV server was found to do.
+struct WebDAVServerTraits: Sendable {
+    /// `If-Match` and `If-None-Match` are honoured (rclone ignores them: Folio then checks with a `PROPFIND` first,
+    /// which leaves a window between the two requests).
+    var honoursConditions: Bool
+    /// Dead properties are kept (rclone refuses them: ids then live only in the local index, and symlinks, modes,
+    /// times and retry tags cannot be kept on the server).
+    var keepsDeadProperties: Bool
 }
