@@ -24,13 +24,14 @@ extension WebDAVProvider {
         else {
             throw FolioError.anchorExpired("\(anchor.rawValue) is not an anchor of this WebDAV journal")
         }
-        // Parents before children: a folder that is gone is found before its children are asked for.
-        let folders = journal.listedFolders(container).sorted {
-            (index.components(of: $0, in: container)?.count ?? 0) < (index.components(of: $1, in: container)?.count ?? 0)
+        // Level by level, parents before children (a folder that is gone is found before its children are asked
+        // for), a few folders at a time.
+        let byDepth = Dictionary(grouping: journal.listedFolders(container)) {
+            index.components(of: $0, in: container)?.count ?? 0
         }
-        for folder in folders {
-            guard journal.listedFolders(container).contains(folder) else { continue }  // gone with its parent
-            if let error = await relist(folder, in: container) { throw error }
+        for depth in byDepth.keys.sorted() {
+            let folders = (byDepth[depth] ?? []).filter { journal.listedFolders(container).contains($0) }
+            if let error = await relist(folders, in: container) { throw error }
         }
         let now = journal.generation(container)
         let (updated, deleted) = journal.changes(container, since: generation)
@@ -38,6 +39,30 @@ extension WebDAVProvider {
             index.remove(id)
         }
         return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now))
+    }
+
+    /// How many folders are listed at once when looking for changes.
+    static let concurrentListings = 4
+
+    /// Lists `folders` again, ``concurrentListings`` at a time; returns the first error that is not a folder gone.
+    private func relist(_ folders: [ItemID], in container: ContainerID) async -> FolioError? {
+        await withTaskGroup(of: FolioError?.self) { group in
+            var pending = folders[...]
+            var running = 0
+            var failure: FolioError?
+            while failure == nil, !pending.isEmpty || running > 0 {
+                while running < Self.concurrentListings, let folder = pending.popFirst() {
+                    group.addTask { await self.relist(folder, in: container) }
+                    running += 1
+                }
+                if let done = await group.next() {
+                    running -= 1
+                    failure = failure ?? done
+                }
+            }
+            group.cancelAll()
+            return failure
+        }
     }
 
     /// Lists `folder` again into the journal; a folder that is gone is recorded as gone. Returns any other error.
