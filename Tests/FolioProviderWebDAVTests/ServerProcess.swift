@@ -76,11 +76,12 @@ final class ServerProcess {
         process.waitUntilExit()
     }
 
-    /// Ends the program: SIGTERM, and SIGKILL to its process group if it is still running 10 s later.
+    /// Ends the program: SIGTERM, and SIGKILL to its process group if it is still running 2 s later (Apache waits
+    /// for open keep-alive connections for longer; a throwaway server need not).
     func stop() {
         guard let process else { return }
         if process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(2)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { Glibc.kill(-process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
