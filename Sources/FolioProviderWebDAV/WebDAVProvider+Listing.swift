@@ -148,11 +148,8 @@ extension WebDAVProvider {
         let parentComponents = try components(of: parent, in: entry.container)
         let itemPath = path(parentComponents + [entry.name], in: entry.container, folder: entry.isFolder)
         let listing = try await propfind(itemPath, depth: 0)
-        guard let response = listing.responses.first else {
-            throw FolioError.providerFailure("PROPFIND \(itemPath) answered nothing", retryable: true)
-        }
         let item = remoteItem(
-            response.properties, name: entry.name, parent: parent, components: parentComponents,
+            try properties(of: itemPath, in: listing), name: entry.name, parent: parent, components: parentComponents,
             container: entry.container)
         if item.id != id {
             throw FolioError.notFound("\(id): another item is at \(itemPath) now")

@@ -87,9 +87,8 @@ extension WebDAVProvider {
         let listing = try await propfind(itemPath, depth: 0)
         // The id is the dead property, or on a server that keeps none, the one the index recorded at this place.
         let recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
-        guard let properties = listing.responses.first?.properties,
-            (properties.folio["id"].map { ItemID($0) } ?? recorded) == template.id
-        else {
+        let properties = try self.properties(of: itemPath, in: listing)
+        guard (properties.folio["id"].map { ItemID($0) } ?? recorded) == template.id else {
             throw FolioError.exists("\(template.name) already exists on the server")
         }
         if template.kind != .directory, let tag = template.retryTag,
@@ -155,9 +154,8 @@ extension WebDAVProvider {
         if let contents, current.kind == .file {
             var expected = baseVersion
             if current.version != baseVersion {
-                let listing = try await propfind(itemPath, depth: 0)
-                guard let retryTag = changes.retryTag, let found = listing.responses.first?.properties,
-                    Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
+                guard let retryTag = changes.retryTag, Self.isOwnWrite(found, tag: retryTag, version: current.version)
                 else {
                     throw FolioError.conflict("\(entry.name) changed on the server (\(current.version), not \(baseVersion))")
                 }
@@ -190,9 +188,7 @@ extension WebDAVProvider {
             noteOwnDeletion(id, in: container, parent: entry.parent)
             return
         }
-        guard let properties = listing.responses.first(where: {
-            (try? WebDAVHref($0.href, listing: URL(string: client.configuration.url(itemPath))!)) == .collection
-        })?.properties ?? listing.responses.first?.properties else { return }
+        let properties = try self.properties(of: itemPath, in: listing)
         let parentComponents = try components(of: entry.parent, in: container)
         let now = remoteItem(properties, name: entry.name, parent: entry.parent ?? .root(of: container),
             components: parentComponents, container: container)
@@ -234,8 +230,7 @@ extension WebDAVProvider {
     /// What `folio:tag` holds after a write by the writer `tag`: the tag and the version the write made, so a
     /// later write by anyone else (which keeps dead properties as they are) no longer counts as this writer's.
     private func writerTag(_ tag: String, at path: String, revision: String) async throws(FolioError) -> String {
-        let listing = try await propfind(path, depth: 0)
-        let properties = listing.responses.first?.properties ?? WebDAVProperties()
+        let properties = try self.properties(of: path, in: try await propfind(path, depth: 0))
         let version = Self.baseVersion(properties, size: properties.contentLength ?? 0) + " " + revision
         return tag + " " + Self.weakless(version)
     }
@@ -289,9 +284,9 @@ extension WebDAVProvider {
             return try await client.send(method, path, body: body)
         }
         let reply = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
-        guard reply.status == 412, let now = try await existing(path, depth: 0)?.responses.first?.properties,
-            Self.entityTag(Self.baseVersion(now, size: now.contentLength ?? 0)) == tag
-        else { return reply }
+        guard reply.status == 412, let listing = try await existing(path, depth: 0) else { return reply }
+        let now = try properties(of: path, in: listing)
+        guard Self.entityTag(Self.baseVersion(now, size: now.contentLength ?? 0)) == tag else { return reply }
         return try await client.send(method, path, body: body)
     }
 }

@@ -125,6 +125,23 @@ public final class WebDAVProvider: Provider {
         return try WebDAVMultistatus.parse(reply.body)
     }
 
+    /// The properties the `PROPFIND Depth: 0` of `path` gave for `path` itself: a server that answers for another
+    /// resource is a clear error, never taken for this one.
+    func properties(of path: String, in listing: WebDAVMultistatus) throws(FolioError) -> WebDAVProperties {
+        func normalized(_ href: String) -> String? {
+            let raw = URL(string: href).flatMap { $0.scheme == nil ? nil : $0.path(percentEncoded: true) } ?? href
+            let trimmed = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+            return trimmed.removingPercentEncoding
+        }
+        let wanted = normalized(path)
+        guard let response = listing.responses.first(where: { normalized($0.href) == wanted }) else {
+            throw .providerFailure(
+                "the server answered PROPFIND \(path) for other resources (\(listing.responses.prefix(2).map(\.href)))",
+                retryable: true)
+        }
+        return response.properties
+    }
+
     /// Sets Folio's dead properties of the resource at `path`; a server that refuses them still works (the
     /// metadata then stays local), so a refusal is not an error.
     @discardableResult
