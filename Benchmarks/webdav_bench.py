@@ -25,6 +25,7 @@ class WebDAVBench:
         os.makedirs(os.path.join(self.dav_folder, "lock"))
         os.makedirs(os.path.join(self.dav_root, "dav", "com.folio.drive"))
         subprocess.run(["chown", "-R", "www-data:www-data", self.dav_folder], check=True)
+        os.chmod(self.root, 0o711)  # the server's children (www-data) pass through the work folder to its root
         self.dav_port = self.webdav_free_port()
         self.dav_url = f"http://127.0.0.1:{self.dav_port}/dav/"
         self.dav_server = self.webdav_start_apache()
@@ -65,7 +66,6 @@ LoadModule mpm_event_module {MODULES}/mod_mpm_event.so
 LoadModule authz_core_module {MODULES}/mod_authz_core.so
 LoadModule dav_module {MODULES}/mod_dav.so
 LoadModule dav_fs_module {MODULES}/mod_dav_fs.so
-LoadModule log_config_module {MODULES}/mod_log_config.so
 User www-data
 Group www-data
 PidFile {self.dav_folder}/httpd.pid
@@ -81,14 +81,16 @@ DocumentRoot {self.dav_root}
 </Directory>
 """)
         server = subprocess.Popen(["/usr/sbin/apache2", "-f", config, "-DFOREGROUND"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dav_folder, "stderr"), "w"))
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "1", self.dav_url]).returncode == 0:
                 return server
             time.sleep(0.05)
         server.kill()
-        raise RuntimeError("apache2 did not start: " + open(os.path.join(self.dav_folder, "error.log")).read()[-300:])
+        logs = [os.path.join(self.dav_folder, name) for name in ("stderr", "error.log")]
+        text = " ".join(open(path).read()[-300:] for path in logs if os.path.exists(path))
+        raise RuntimeError("apache2 did not start: " + text)
 
     def webdav_put_direct(self, relative, data):
         """Writes a file straight into the server's document root (as another client's upload would leave it)."""
