@@ -3,6 +3,7 @@ import FolioCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import SystemPackage
 
@@ -43,12 +44,13 @@ public final class WebDAVClient: Sendable {
             settings.trustRoots = .file(caFile)
             tls = settings
         }
-        let timeout = TimeAmount.nanoseconds(
-            configuration.requestTimeout.components.seconds * 1_000_000_000
-                + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
-        let settings = HTTPClient.Configuration(
+        var settings = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: timeout))
+            timeout: .init(connect: .seconds(10), read: Self.timeAmount(configuration.requestTimeout)))
+        // A connection that cannot be made fails the request at once, and ``withRetries(_:_:)`` tries again with
+        // its own backoff: left to the pool, each attempt would wait out the whole connect time-out, and a server
+        // that is down would take half a minute to be found offline.
+        settings.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
         if let user = configuration.user {
             authorization = "Basic " + Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
@@ -118,7 +120,8 @@ public final class WebDAVClient: Sendable {
         var written: Int64 = 0
         do {
             let response = try await execute("GET", path, headers: all, body: .none)
-            let answer = WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data())
+            let answer = WebDAVResponse(
+                status: Int(response.status.code), headers: Self.headers(response), body: Data())
             guard answer.status == 200 || answer.status == 206 else {
                 _ = try? await response.body.collect(upTo: 64 << 10)  // an error page
                 return (answer, 0)
@@ -165,7 +168,7 @@ public final class WebDAVClient: Sendable {
         } catch is CancellationError {
             throw FolioError.interrupted("GET \(path) cancelled")
         } catch let error as Errno {
-            throw FolioError.io("writing \(destination): \(error)")
+            throw FolioError.system(error, "writing \(destination)")
         } catch {
             throw PartialDownload(written: written, failure: Self.failure(error, method: "GET"))
         }
@@ -206,7 +209,8 @@ public final class WebDAVClient: Sendable {
         }
     }
 
-    private func execute(
+    /// Sends one request and returns the answer with its body still to be read; errors are the transport's own.
+    func execute(
         _ method: String, _ path: String, headers: [(String, String)], body: Body
     ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: configuration.url(path))
@@ -222,8 +226,13 @@ public final class WebDAVClient: Sendable {
             let size = try FileManager.default.attributesOfItem(atPath: file.string)[.size] as? Int64 ?? 0
             request.body = .stream(FileChunks(file: file), length: .known(size))
         }
-        let timeout = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000)
-        return try await http.execute(request, timeout: timeout)
+        return try await http.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
+    }
+
+    /// `duration` for NIO, to the nanosecond (a time-out under a second stays one).
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     private static func headers(_ response: HTTPClientResponse) -> [String: String] {
@@ -260,21 +269,37 @@ public final class WebDAVClient: Sendable {
         return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
     }
 
-    /// Whether the request surely never reached the server (so even a request that changes something may go again).
-    private static func neverSent(_ error: any Error) -> Bool {
-        if let error = error as? HTTPClientError { return error == .connectTimeout }
-        return "\(type(of: error))".contains("NIOConnectionError") || "\(error)".contains("connectionRefused")
-            || "\(error)".contains("Connection refused")
+    /// Whether the request surely never reached the server, because no connection could be made (so even a
+    /// request that changes something may go again): NIO's failure to connect (refused, unreachable, a name that
+    /// does not resolve) or a connect time-out. A connection lost later may have carried the request.
+    static func neverSent(_ error: any Error) -> Bool {
+        switch error {
+        case is NIOConnectionError:
+            return true
+        case let error as HTTPClientError:
+            return error == .connectTimeout
+        case let error as ChannelError:
+            if case .connectTimeout = error { return true }
+            return false
+        default:
+            return false
+        }
     }
 
-    /// A transport failure as Folio's error: an unreachable server is `.offline`; a certificate that is not
-    /// trusted needs the user.
+    /// A transport failure as Folio's error: a TLS failure (a certificate that is not trusted, a server that does
+    /// not speak TLS) and an address the client cannot use need the user; anything else is an unreachable server,
+    /// `.offline`.
     static func failure(_ error: any Error, method: String) -> FolioError {
-        if error is NIOSSLError || "\(type(of: error))".contains("SSL") {
+        switch error {
+        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
             return .providerFailure(
                 "TLS with the server failed (\(error)): is the certificate trusted? (--ca-file)", retryable: false)
+        case let error as HTTPClientError
+        where [.invalidURL, .emptyHost, .emptyScheme].contains(error):
+            return .providerFailure("\(method): the server's address cannot be used (\(error))", retryable: false)
+        default:
+            return .offline("the server cannot be reached (\(method): \(error))")
         }
-        return .offline("the server cannot be reached (\(method): \(error))")
     }
 }
 

@@ -32,6 +32,11 @@ public struct WebDAVMultistatus: Sendable, Equatable {
             throw FolioError.providerFailure(
                 "the server's PROPFIND reply is \(body.count) bytes, more than the \(limit) read", retryable: false)
         }
+        if let why = Self.unreadableEncoding(body) {
+            throw FolioError.providerFailure(
+                "the server's PROPFIND reply is refused: \(why) (only UTF-8 and ASCII-compatible encodings are read, "
+                    + "so a document type cannot hide from the check below)", retryable: false)
+        }
         if Self.declaresDocumentType(body) {
             throw FolioError.providerFailure(
                 "the server's PROPFIND reply declares a document type (refused: entities are never expanded)",
@@ -49,6 +54,37 @@ public struct WebDAVMultistatus: Sendable, Equatable {
                 "the server's PROPFIND reply is not a multistatus: \(why)", retryable: true)
         }
         return WebDAVMultistatus(responses: reader.responses)
+    }
+
+    /// The encodings a reply may declare: all of them ASCII-compatible, so the bytes of `<!DOCTYPE` are the same
+    /// as in ASCII and ``declaresDocumentType(_:)`` sees them.
+    private static let readableEncodings: Set<String> = [
+        "utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "iso-8859-15", "latin1", "windows-1252",
+    ]
+
+    /// Why `body` is in an encoding where `<!DOCTYPE` could be written with other bytes than ASCII's (UTF-16 or
+    /// UTF-32, with or without a byte-order mark; EBCDIC; UTF-7 or another declared in the XML declaration), or
+    /// `nil` if it is not.
+    private static func unreadableEncoding(_ body: Data) -> String? {
+        let holdsNUL = body.withUnsafeBytes { bytes in
+            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+        }
+        if holdsNUL { return "it holds NUL bytes (UTF-16 or UTF-32?)" }
+        var start = body.startIndex
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }  // UTF-8's byte-order mark
+        let ascii = Set(" \t\r\n".utf8)
+        guard let first = body[start...].first(where: { !ascii.contains($0) }) else { return nil }
+        guard first == UInt8(ascii: "<") else {
+            return "it does not begin with \"<\" (first byte \(first))"
+        }
+        let head = String(decoding: body[start...].prefix(256), as: UTF8.self)
+        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let attribute = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[attribute.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return "its encoding cannot be read" }
+        let name = rest.dropFirst().prefix { $0 != quote }.lowercased()
+        return readableEncodings.contains(name) ? nil : "it declares the encoding \(name.prefix(40))"
     }
 
     /// Whether the body holds `<!DOCTYPE` anywhere (case aside): only a prolog may declare one, and a prolog may
