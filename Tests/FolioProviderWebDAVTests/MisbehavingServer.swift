@@ -58,17 +58,22 @@ final class MisbehavingServer: Sendable {
         var received: [Request] = []
     }
 
+    /// The state, shared by the test and the connections' handlers.
+    private final class Script: Sendable {
+        let state = Mutex(State())
+    }
+
     /// `http://127.0.0.1:PORT`.
     let baseURL: URL
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
-    private let state = Mutex(State())
+    private let script = Script()
     private let stopped = Mutex(false)
 
     /// Starts the server on a random loopback port; unscripted requests get `501` saying what was not scripted.
     init() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let state = self.state
+        let script = self.script
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -76,7 +81,7 @@ final class MisbehavingServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
-                        MisbehavingHandler { request in Self.reply(to: request, state: state) })
+                        MisbehavingHandler { request in Self.reply(to: request, script: script) })
                 }
             }
         do {
@@ -94,17 +99,17 @@ final class MisbehavingServer: Sendable {
     /// Scripts the answers to `method` on `path` (an encoded path as the client sends it): the n-th such request
     /// gets `replies[n]`, and every one after the last gets the last.
     func on(_ method: String, _ path: String, _ replies: Reply...) {
-        state.withLock { $0.scripts[method + " " + path] = replies }
+        script.state.withLock { $0.scripts[method + " " + path] = replies }
     }
 
     /// Scripts the answers to `method` on `path` as made by `respond` from each request.
     func on(_ method: String, _ path: String, respond: @escaping @Sendable (Request) -> Reply) {
-        state.withLock { $0.responders[method + " " + path] = respond }
+        script.state.withLock { $0.responders[method + " " + path] = respond }
     }
 
     /// The requests received so far, in order, of `method` (any if `nil`) on `path` (any if `nil`).
     func requests(_ method: String? = nil, _ path: String? = nil) -> [Request] {
-        state.withLock { state in
+        script.state.withLock { state in
             state.received.filter { (method == nil || $0.method == method) && (path == nil || $0.path == path) }
         }
     }
@@ -124,9 +129,9 @@ final class MisbehavingServer: Sendable {
     }
 
     /// Records `request` and picks its reply.
-    private static func reply(to request: Request, state: Mutex<State>) -> Reply {
+    private static func reply(to request: Request, script: Script) -> Reply {
         let key = request.method + " " + request.path
-        let (responder, reply) = state.withLock { state -> ((@Sendable (Request) -> Reply)?, Reply?) in
+        let (responder, reply) = script.state.withLock { state -> ((@Sendable (Request) -> Reply)?, Reply?) in
             let earlier = state.received.count { $0.method == request.method && $0.path == request.path }
             state.received.append(request)
             if let responder = state.responders[key] { return (responder, nil) }

@@ -26,7 +26,8 @@ final class WebDAVDownloadFaultTests: XCTestCase {
         server.on("PROPFIND", FaultFixture.drive, .answer(207, body: listing))
         server.on("PROPFIND", file, .answer(207, body: MultistatusBody.document([member])))
         let provider = try fixture.provider()
-        let item = try XCTUnwrap(try await fixture.listDrive(provider).first)
+        let items = try await fixture.listDrive(provider)
+        let item = try XCTUnwrap(items.first)
         XCTAssertEqual(item.size, Int64(content.count))
         return (provider, item)
     }

@@ -34,13 +34,17 @@ final class WebDAVTransportFaultTests: XCTestCase {
         XCTAssertEqual(server.count("PROPFIND", drive), 1)
     }
 
-    func testAnEndlessChunkedPropfindBodyIsCutOffAtTheLimit() async throws {
+    func testAnEndlessChunkedPropfindBodyIsCutOffAtTheLimitAndMemoryStaysSmall() async throws {
         server.on("PROPFIND", drive, .stream(207, length: nil))
-        let error = await folioError { try await self.fixture.listDrive(try self.fixture.provider()) }
+        let provider = try fixture.provider()
+        let baseline = try ResidentMemory.resetPeak()
+        let error = await folioError { try await self.fixture.listDrive(provider) }
+        let growth = try ResidentMemory.peak() - baseline
         guard case .providerFailure(let message, retryable: false)? = error else {
             return XCTFail("\(String(describing: error))")
         }
         XCTAssertTrue(message.contains("longer than"), message)
+        XCTAssertLessThan(growth, 200 << 20, "the peak resident size grew by \(growth >> 20) MiB")
     }
 
     func testRedirectsToAnotherHostAreNotFollowed() async throws {
