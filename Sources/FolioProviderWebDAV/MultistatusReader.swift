@@ -38,6 +38,7 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
         default: nil
         }
         text = ""
+        if sawEnd { return fail("content after the end of the multistatus") }
         switch (name, path.last ?? nil) {
         case ("multistatus", nil) where path.isEmpty:
             sawMultistatus = true
@@ -54,6 +55,7 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if sawEnd, !string.allSatisfy(\.isWhitespace) { fail("content after the end of the multistatus") }
         text += string
     }
 

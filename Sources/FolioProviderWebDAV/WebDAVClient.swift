@@ -271,7 +271,8 @@ public final class WebDAVClient: Sendable {
 
     /// Whether the request surely never reached the server, because no connection could be made (so even a
     /// request that changes something may go again): NIO's failure to connect (refused, unreachable, a name that
-    /// does not resolve) or a connect time-out. A connection lost later may have carried the request.
+    /// does not resolve) or a connect time-out. A connection lost later (reset, closed, timed out while reading)
+    /// may have carried the request.
     static func neverSent(_ error: any Error) -> Bool {
         switch error {
         case is NIOConnectionError:
@@ -281,6 +282,9 @@ public final class WebDAVClient: Sendable {
         case let error as ChannelError:
             if case .connectTimeout = error { return true }
             return false
+        case let error as IOError:
+            // What the pool reports for a connection the kernel refused (no one listens) or could not route.
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode)
         default:
             return false
         }

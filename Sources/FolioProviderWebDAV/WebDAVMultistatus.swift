@@ -53,7 +53,22 @@ public struct WebDAVMultistatus: Sendable, Equatable {
             throw FolioError.providerFailure(
                 "the server's PROPFIND reply is not a multistatus: \(why)", retryable: true)
         }
+        // The parser stops at the root's end and says nothing of what follows it: two replies run together (a
+        // proxy's error page after the document) would pass for one.
+        guard Self.endsWithRootEndTag(body) else {
+            throw FolioError.providerFailure(
+                "the server's PROPFIND reply is not a multistatus: content after the end of the multistatus",
+                retryable: true)
+        }
         return WebDAVMultistatus(responses: reader.responses)
+    }
+
+    /// Whether `body` ends with the end tag of a `multistatus` element (whitespace after it aside).
+    private static func endsWithRootEndTag(_ body: Data) -> Bool {
+        let tail = String(decoding: body.suffix(256), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard tail.hasSuffix(">"), let open = tail.range(of: "</", options: .backwards) else { return false }
+        let name = tail[open.upperBound..<tail.index(before: tail.endIndex)].trimmingCharacters(in: .whitespaces)
+        return name == "multistatus" || name.hasSuffix(":multistatus")
     }
 
     /// The encodings a reply may declare: all of them ASCII-compatible, so the bytes of `<!DOCTYPE` are the same

@@ -42,8 +42,14 @@ final class WebDAVHostileListingTests: XCTestCase {
     }
 
     func testMalformedXMLIsAClearErrorAndMakesNothing() async throws {
+        let mismatched = MultistatusBody.document([good, "<D:response><D:href>/x</D:propstat></D:response>"])
+        try await assertListingRefused("mismatched", body: mismatched, saying: "not a multistatus")
+    }
+
+    func testContentAfterTheEndOfTheMultistatusIsAClearErrorAndMakesNothing() async throws {
+        // Two replies run together (a proxy's error page after the document, say): not one document.
         let body = MultistatusBody.document([good]) + Data("<D:response><D:href>/x</D:propstat>".utf8)
-        try await assertListingRefused("malformed", body: body, saying: "not a multistatus")
+        try await assertListingRefused("after the end", body: body, saying: "not a multistatus")
     }
 
     func testTruncatedXMLIsAClearErrorAndMakesNothing() async throws {
