@@ -176,7 +176,8 @@ public final class WebDAVClient: Sendable {
 
     /// Runs `body`, trying again what the server refused for a passing reason: a `503` or `429` (after its
     /// `Retry-After`, if it says one within 30 s), a connection that could not be made, and — for requests that
-    /// change nothing — a connection lost on the way. Other answers and errors go to the caller.
+    /// change nothing — a connection lost on the way. Other answers and errors go to the caller, at once for a
+    /// failure only the user can clear (TLS).
     private func withRetries(
         _ method: String, _ body: @Sendable () async throws -> WebDAVResponse
     ) async throws(FolioError) -> WebDAVResponse {
@@ -198,6 +199,7 @@ public final class WebDAVClient: Sendable {
                 throw .interrupted("\(method) cancelled")
             } catch {
                 let failure = Self.failure(error, method: method)
+                if case .providerFailure(_, retryable: false) = failure { throw failure }  // TLS: the user must act
                 guard attempt < configuration.attempts, readOnly || Self.neverSent(error) else { throw failure }
                 wait = Self.backoff(attempt: attempt)
             }

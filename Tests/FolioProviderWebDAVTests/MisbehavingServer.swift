@@ -7,7 +7,7 @@ import Synchronization
 /// A small HTTP/1.1 server on a random loopback port that misbehaves on purpose, for the fault tests: each request
 /// gets what the test scripted for its method and path (a status with headers and a body, a body streamed endlessly
 /// or of N bytes, a file honouring `Range` or not, a connection closed after N bytes of a body, an answer after a
-/// delay, or no answer at all), and every request is recorded, so a test can count retries. Started by `init`,
+/// delay, or no answer at all), and every request and connection is recorded, so a test can count retries. Started by `init`,
 /// ended by ``stop()`` (also from `deinit`, so a failing test still ends it).
 final class MisbehavingServer: Sendable {
     /// One request as the server received it.
@@ -56,6 +56,8 @@ final class MisbehavingServer: Sendable {
         /// Replies made from the request, by method and path (these win over ``scripts``).
         var responders: [String: @Sendable (Request) -> Reply] = [:]
         var received: [Request] = []
+        /// Connections accepted.
+        var connections = 0
     }
 
     /// The state, shared by the test and the connections' handlers.
@@ -78,7 +80,8 @@ final class MisbehavingServer: Sendable {
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                script.state.withLock { $0.connections += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
                         MisbehavingHandler { request in Self.reply(to: request, script: script) })
@@ -116,6 +119,10 @@ final class MisbehavingServer: Sendable {
 
     /// How many requests of `method` (any if `nil`) on `path` (any if `nil`) were received.
     func count(_ method: String? = nil, _ path: String? = nil) -> Int { requests(method, path).count }
+
+    /// How many connections the server accepted (a client that gives up before sending a request, as in a failed
+    /// TLS handshake, makes one and no request).
+    var connections: Int { script.state.withLock { $0.connections } }
 
     /// Closes the listener and every connection; safe to call more than once.
     func stop() {

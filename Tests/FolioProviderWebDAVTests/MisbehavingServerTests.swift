@@ -33,6 +33,7 @@ final class MisbehavingServerTests: XCTestCase {
         XCTAssertEqual(try request("PUT", "/a").status, 501, "not scripted")
         XCTAssertEqual(server.count("GET", "/a"), 3)
         XCTAssertEqual(server.count(), 4)
+        XCTAssertEqual(server.connections, 4, "curl makes one connection per run")
     }
 
     func testAStreamOfNBytesAFileByRangeAndACutConnection() throws {

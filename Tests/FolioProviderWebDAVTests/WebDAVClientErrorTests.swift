@@ -76,5 +76,7 @@ final class WebDAVClientErrorTests: XCTestCase {
             return XCTFail("\(String(describing: failure))")
         }
         XCTAssertTrue(message.contains("TLS"), message)
+        XCTAssertEqual(server.connections, 1, "a failure that needs the user is not tried again")
+        XCTAssertEqual(server.count(), 0)
     }
 }
