@@ -58,6 +58,15 @@ public enum WebDAVHref: Sendable, Equatable {
         return name
     }
 
+    /// What names one resource, whatever the encoding of `href` (a full URL or an absolute path; `%20` or a
+    /// space; a trailing `/` or not): its path's decoded segments. `nil` for an `href` that does not decode.
+    static func resource(_ href: String) -> [String]? {
+        var path = href
+        if let url = URL(string: href), url.scheme != nil { path = url.path(percentEncoded: true) }
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return segments(path)
+    }
+
     /// The decoded segments of the encoded path `path`, split at its literal `/`s only: an encoded slash (`%2F`)
     /// stays inside its segment, so `/a%2Fb/` is never taken for `/a/b/`. `nil` if a segment does not decode.
     private static func segments(_ path: String) -> [String]? {

@@ -7,7 +7,8 @@ import FoundationXML
 /// A `207 Multi-Status` reply to `PROPFIND` (RFC 4918 §13), read with a real XML parser (namespaces resolved, so
 /// every prefix style servers send is matched by the `DAV:` namespace, never by strings). What a server sends that
 /// cannot be a multistatus — malformed or truncated XML, a document type declaration (entity expansion, external
-/// entities), a body over the size limit, a response without its `href` — is a clear
+/// entities, or an encoding that could hide one), a body over the size limit, content after the multistatus's end,
+/// a response without its `href`, one resource named twice — is a clear
 /// ``FolioError/providerFailure(_:retryable:)``, never a crash and never a partial answer taken for a whole one.
 public struct WebDAVMultistatus: Sendable, Equatable {
     /// One `response` element: a resource and the properties found for it (those with a `200` status).
@@ -59,6 +60,17 @@ public struct WebDAVMultistatus: Sendable, Equatable {
             throw FolioError.providerFailure(
                 "the server's PROPFIND reply is not a multistatus: content after the end of the multistatus",
                 retryable: true)
+        }
+        var named = Set<[String]>()
+        for response in reader.responses {
+            // An href that does not decode is refused where it is understood (``WebDAVHref``).
+            guard let resource = WebDAVHref.resource(response.href) else { continue }
+            guard named.insert(resource).inserted else {
+                // Two items of one name in a folder cannot be; which of the two is right cannot be known.
+                throw FolioError.providerFailure(
+                    "the server's PROPFIND reply names one resource twice: \(response.href.prefix(200))",
+                    retryable: false)
+            }
         }
         return WebDAVMultistatus(responses: reader.responses)
     }

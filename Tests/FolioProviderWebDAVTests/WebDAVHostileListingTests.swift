@@ -122,6 +122,15 @@ final class WebDAVHostileListingTests: XCTestCase {
         try await assertListingRefused("empty href", body: body, saying: "without its href")
     }
 
+    func testTwoHrefsOfOneNameAreAClearErrorNotTwoItemsOfOneName() async throws {
+        // `a%20b.txt` and `a b.txt` are one name encoded two ways: two items of one name in a folder cannot be.
+        let body = MultistatusBody.listing(drive, [
+            good, MultistatusBody.response(drive + "a%20b.txt", etag: "\"1\"", length: 1),
+            MultistatusBody.response(drive + "a b.txt", etag: "\"2\"", length: 2),
+        ])
+        try await assertListingRefused("one name twice", body: body, saying: "names one resource twice")
+    }
+
     func testAWeakAndAnUnquotedETagAreTakenAndFetchedWithTheRightCondition() async throws {
         let weak = Data("weak content".utf8)
         let unquoted = Data("unquoted content".utf8)
