@@ -79,16 +79,18 @@ public final class WebDAVClient: Sendable {
     }
 
     /// Sends `method` to `path` (an encoded absolute path) and reads at most `limit` bytes of the answer's body
-    /// (a longer body is a clear error). Any status comes back; only transport failures throw.
+    /// (a longer body is a clear error), all within ``WebDAVConfiguration/requestTimeout``. Any status comes back;
+    /// only transport failures throw.
     func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: Body = .none,
         limit: Int = 1 << 20
     ) async throws(FolioError) -> WebDAVResponse {
         try await withRetries(method) { () async throws -> WebDAVResponse in
+            let deadline = ContinuousClock.now + self.configuration.requestTimeout
             let response = try await self.execute(method, path, headers: headers, body: body)
             var collected: ByteBuffer
             do {
-                collected = try await response.body.collect(upTo: limit)
+                collected = try await Self.collect(response.body, upTo: limit, before: deadline)
             } catch is NIOTooManyBytesError {
                 throw FolioError.providerFailure(
                     "the server's answer to \(method) \(path) is longer than the \(limit) bytes read",
@@ -96,6 +98,26 @@ public final class WebDAVClient: Sendable {
             }
             let bytes = collected.readBytes(length: collected.readableBytes) ?? []
             return WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data(bytes))
+        }
+    }
+
+    /// The whole of `body` (at most `limit` bytes), read by `deadline`: a server that sends a byte now and then,
+    /// each within the read time-out, would otherwise hold the call for ever. Past the deadline the read is
+    /// cancelled (the connection closed) and the answer is `HTTPClientError.deadlineExceeded`.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let collected = first else {
+                throw HTTPClientError.deadlineExceeded
+            }
+            return collected
         }
     }
 

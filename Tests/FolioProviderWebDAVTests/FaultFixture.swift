@@ -69,3 +69,20 @@ func folioError<T>(
     }
     return nil
 }
+
+/// What `body` returns, or `nil` (the body cancelled) if it has not returned within `limit`: a bound on a wait
+/// that would otherwise never end if the code under test is wrong.
+func within<T: Sendable>(
+    _ limit: Duration, _ body: @escaping @Sendable () async -> T
+) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await body() }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

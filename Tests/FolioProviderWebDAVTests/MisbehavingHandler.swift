@@ -58,10 +58,11 @@ final class MisbehavingHandler: ChannelInboundHandler {
             writeHead(status, headers + [("Content-Length", "\(body.count)")], on: channel)
             let part = HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body.prefix(max(0, after)))))
             channel.writeAndFlush(part).whenComplete { _ in channel.close(promise: nil) }
+        case .trickle(let status, let headers, let interval):
+            writeHead(status, headers, on: channel)
+            trickle(every: timeAmount(interval), on: channel)
         case .delayed(let delay, let reply):
-            let (seconds, attoseconds) = delay.components
-            let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-            channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            channel.eventLoop.scheduleTask(in: timeAmount(delay)) {
                 perform(reply, for: request, on: channel)
             }
         case .never:
@@ -98,6 +99,19 @@ final class MisbehavingHandler: ChannelInboundHandler {
                 channel.close(promise: nil)
             }
         }
+    }
+
+    /// Writes one byte now and again every `interval`, until the client goes away.
+    private static func trickle(every interval: TimeAmount, on channel: any Channel) {
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: " ")))).whenComplete {
+            guard case .success = $0 else { return channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: interval) { trickle(every: interval, on: channel) }
+        }
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// The answer to a `GET` of the file `data`: the range asked for (`Range: bytes=A-B` or `bytes=A-`) as a

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A small HTTP/1.1 server on a random loopback port that misbehaves on purpose, for the fault tests: each request
 /// gets what the test scripted for its method and path (a status with headers and a body, a body streamed endlessly
-/// or of N bytes, a file honouring `Range` or not, a connection closed after N bytes of a body, an answer after a
+/// or of N bytes or trickled, a file honouring `Range` or not, a connection closed after N bytes of a body, an answer after a
 /// delay, or no answer at all), and every request and connection is recorded, so a test can count retries.
 /// Started by `init`, ended by ``stop()`` (also from `deinit`, so a failing test still ends it).
 final class MisbehavingServer: Sendable {
@@ -40,6 +40,9 @@ final class MisbehavingServer: Sendable {
         /// Answers `status` with `headers` and a `Content-Length` of the whole `body`, but closes the connection
         /// after its first `after` bytes.
         case cut(Int, headers: [(String, String)] = [], body: Data, after: Int)
+        /// Answers `status` with `headers` and a chunked body of one byte every `interval`, without end (each byte
+        /// keeps a read time-out from firing).
+        case trickle(Int, headers: [(String, String)] = [], every: Duration)
         /// Does what `reply` says after `delay`.
         case delayed(Duration, Reply)
         /// Never answers (the connection stays open until the client gives up or the server stops).

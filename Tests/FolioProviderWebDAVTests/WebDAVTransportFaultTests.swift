@@ -83,6 +83,22 @@ final class WebDAVTransportFaultTests: XCTestCase {
         XCTAssertEqual(server.count("PROPFIND", drive), 2, "a read-only request is tried again")
     }
 
+    func testABodyTrickledWithoutEndTimesOutAndIsOffline() async throws {
+        // Each byte comes well within the read time-out: only a limit on the whole answer ends it.
+        server.on("PROPFIND", drive, .trickle(207, every: .milliseconds(100)))
+        let provider = try fixture.provider(requestTimeout: .seconds(1), attempts: 1)
+        let outcome = await within(.seconds(30)) { () -> String in
+            do {
+                return "listed \(try await provider.enumerateFolder(nil, in: .drive, from: nil, pageSize: 100))"
+            } catch FolioError.offline {
+                return "offline"
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(outcome, "offline", "the listing never ended")
+    }
+
     func testASubSecondTimeOutIsKept() async throws {
         let empty = MultistatusBody.listing(drive, [])
         server.on("PROPFIND", drive, .delayed(.milliseconds(50), .answer(207, body: empty)))
