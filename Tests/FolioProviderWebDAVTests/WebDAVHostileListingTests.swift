@@ -131,6 +131,22 @@ final class WebDAVHostileListingTests: XCTestCase {
         try await assertListingRefused("one name twice", body: body, saying: "names one resource twice")
     }
 
+    func testAnItemLookupAnsweredForAnotherResourceIsAClearError() async throws {
+        try XCTSkipIf(
+            ProcessInfo.processInfo.environment["FOLIO_KNOWN_PROVIDER_BUGS"] == nil,
+            "provider bug: WebDAVProvider.currentItem takes the first response of a PROPFIND Depth 0 without "
+                + "checking its href (set FOLIO_KNOWN_PROVIDER_BUGS=1 to run)")
+        fixture.server.on("PROPFIND", drive, .answer(207, body: MultistatusBody.listing(drive, [good])))
+        // Asked for good.txt, the server answers with the properties of another file.
+        let other = MultistatusBody.response(drive + "other.bin", etag: "\"o1\"", length: 999)
+        fixture.server.on("PROPFIND", drive + "good.txt", .answer(207, body: MultistatusBody.document([other])))
+        let provider = try fixture.provider()
+        let listed = try await fixture.listDrive(provider)
+        let id = try XCTUnwrap(listed.first?.id)
+        let error = await folioError { try await provider.item(id, in: .drive) }
+        guard case .providerFailure? = error else { return XCTFail("\(String(describing: error))") }
+    }
+
     func testAWeakAndAnUnquotedETagAreTakenAndFetchedWithTheRightCondition() async throws {
         let weak = Data("weak content".utf8)
         let unquoted = Data("unquoted content".utf8)
