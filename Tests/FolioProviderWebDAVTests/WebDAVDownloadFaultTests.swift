@@ -79,6 +79,15 @@ final class WebDAVDownloadFaultTests: XCTestCase {
         XCTAssertEqual(server.count("GET", file), 2)
     }
 
+    func testAGetThatSendsFarMoreThanTheFileHoldsWritesOnlyTheFile() async throws {
+        // The listing says 300,000 bytes; the server streams 2 GB (never built in memory on either side).
+        server.on("GET", file, .stream(200, headers: [("ETag", tag)], length: 2 << 30, byte: 7))
+        let (provider, item) = try await listed()
+        _ = try await provider.fetchContents(
+            of: item.id, in: .drive, version: item.version, to: .init(destination.path), progress: { _ in })
+        XCTAssertEqual(try Data(contentsOf: destination), Data(repeating: 7, count: content.count))
+    }
+
     func testAPartialAnswerOfAnotherRangeIsRefused() async throws {
         server.on("GET", file, .answer(206, headers: [("Content-Range", "bytes 0-9/300000"), ("ETag", tag)],
             body: content.prefix(10)))
