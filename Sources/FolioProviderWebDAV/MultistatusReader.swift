@@ -38,7 +38,6 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
         default: nil
         }
         text = ""
-        if sawEnd { return fail("content after the end of the multistatus") }
         switch (name, path.last ?? nil) {
         case ("multistatus", nil) where path.isEmpty:
             sawMultistatus = true
@@ -55,7 +54,6 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
-        if sawEnd, !string.allSatisfy(\.isWhitespace) { fail("content after the end of the multistatus") }
         text += string
     }
 
