@@ -23,9 +23,9 @@ public struct WebDAVResponse: Sendable {
 /// HTTP for the WebDAV provider, on async-http-client (pooled keep-alive connections, TLS, streamed bodies,
 /// timeouts). Redirects are never followed (a redirect to another host could hand it the password). A request
 /// the server refused without acting on it (503, 429, a connection that could not be made), and a read-only
-/// request that failed on the way, are tried again within the call (``WebDAVConfiguration/attempts`` times, with a
-/// growing, jittered wait, honouring `Retry-After`); what is left is a ``FolioError`` the caller's own retries
-/// handle: `.offline` for a server that cannot be reached.
+/// request that failed on the way or with a 500, 502 or 504, are tried again within the call
+/// (``WebDAVConfiguration/attempts`` times, with a growing, jittered wait, honouring `Retry-After`); what is left
+/// is a ``FolioError`` the caller's own retries handle: `.offline` for a server that cannot be reached.
 public final class WebDAVClient: Sendable {
     /// The settings the client was made with.
     public let configuration: WebDAVConfiguration
@@ -198,8 +198,8 @@ public final class WebDAVClient: Sendable {
 
     /// Runs `body`, trying again what the server refused for a passing reason: a `503` or `429` (after its
     /// `Retry-After`, if it says one within 30 s), a connection that could not be made, and — for requests that
-    /// change nothing — a connection lost on the way. Other answers and errors go to the caller, at once for a
-    /// failure only the user can clear (TLS).
+    /// change nothing — a `500`, `502` or `504` and a connection lost on the way. Other answers and errors go to
+    /// the caller, at once for a failure only the user can clear (TLS).
     private func withRetries(
         _ method: String, _ body: @Sendable () async throws -> WebDAVResponse
     ) async throws(FolioError) -> WebDAVResponse {
@@ -210,7 +210,9 @@ public final class WebDAVClient: Sendable {
             let wait: Duration
             do {
                 let response = try await body()
-                guard response.status == 503 || response.status == 429, attempt < configuration.attempts,
+                let refused = [503, 429].contains(response.status)
+                    || (readOnly && [500, 502, 504].contains(response.status))  // a read changes nothing
+                guard refused, attempt < configuration.attempts,
                     let delay = Self.retryAfter(response.header("retry-after"), attempt: attempt),
                     delay <= .seconds(30)
                 else { return response }

@@ -4,7 +4,7 @@ import Foundation
 import XCTest
 
 /// Issue 15, faults: what a status code does. A `503` or `429` is tried again after its `Retry-After` and then
-/// succeeds; a `503` every time gives up after ``WebDAVConfiguration/attempts`` with a retryable error; a status
+/// succeeds, and so is a `500`, `502` or `504` to a read; a `503` every time gives up after ``WebDAVConfiguration/attempts`` with a retryable error; a status
 /// that cannot turn out otherwise (`400`, `401`, `403`, `404`, a `200` to `PROPFIND`) is never tried again; `507`
 /// is a full disk with the upload's content kept; `401` says "authentication failed".
 final class WebDAVStatusFaultTests: XCTestCase {
@@ -54,6 +54,24 @@ final class WebDAVStatusFaultTests: XCTestCase {
         }
         XCTAssertTrue(message.contains("503"), message)
         XCTAssertEqual(server.count("PROPFIND", drive), 3)
+    }
+
+    func testAServerErrorToAReadIsTriedAgainButNotToAWrite() async throws {
+        // A read changes nothing, so a 500, 502 or 504 may be asked again at once; a PUT that failed so may
+        // have done part of its work: the caller's own retries (with the version checks) take it.
+        for status in [500, 502, 504] {
+            server.on("PROPFIND", drive, .answer(status), listing)
+            let before = server.count("PROPFIND", drive)
+            let items = try await fixture.listDrive(try fixture.provider())
+            XCTAssertEqual(items.map(\.name), ["a.txt"], "\(status)")
+            XCTAssertEqual(server.count("PROPFIND", drive) - before, 2, "\(status)")
+            await fixture.stop()
+            fixture = try FaultFixture()
+        }
+        server.on("PUT", drive + "x", .answer(500))
+        let reply = try await fixture.provider().client.send("PUT", drive + "x", body: .bytes(Data("x".utf8)))
+        XCTAssertEqual(reply.status, 500)
+        XCTAssertEqual(server.count("PUT", drive + "x"), 1)
     }
 
     func testARetryAfterLongerThanTheClientWaitsIsLeftToTheCaller() async throws {
