@@ -5,10 +5,10 @@ import NIOPosix
 import Synchronization
 
 /// A small HTTP/1.1 server on a random loopback port that misbehaves on purpose, for the fault tests: each request
-/// gets what the test scripted for its method and path (a status with headers and a body, a body streamed endlessly
-/// or of N bytes or trickled, a file honouring `Range` or not, a connection closed after N bytes of a body, an answer after a
-/// delay, or no answer at all), and every request and connection is recorded, so a test can count retries.
-/// Started by `init`, ended by ``stop()`` (also from `deinit`, so a failing test still ends it).
+/// gets what the test scripted for its method and path (a status with headers and a body, a body streamed
+/// endlessly or of N bytes or trickled, a file honouring `Range` or not, a connection closed after N bytes of a
+/// body, an answer after a delay, or no answer at all), and every request and connection is recorded, so a test
+/// can count retries. Started by `init`, ended by ``stop()`` (also from `deinit`, so a failing test still ends it).
 final class MisbehavingServer: Sendable {
     /// One request as the server received it.
     struct Request: Sendable {

@@ -4,9 +4,10 @@ import Foundation
 import XCTest
 
 /// Issue 15, faults: what a status code does. A `503` or `429` is tried again after its `Retry-After` and then
-/// succeeds, and so is a `500`, `502` or `504` to a read; a `503` every time gives up after ``WebDAVConfiguration/attempts`` with a retryable error; a status
-/// that cannot turn out otherwise (`400`, `401`, `403`, `404`, a `200` to `PROPFIND`) is never tried again; `507`
-/// is a full disk with the upload's content kept; `401` says "authentication failed".
+/// succeeds, and so is a `500`, `502` or `504` to a read; a `503` every time gives up after
+/// ``WebDAVConfiguration/attempts`` with a retryable error; a status that cannot turn out otherwise (`400`,
+/// `401`, `403`, `404`, a `200` to `PROPFIND`) is never tried again; `507` is a full disk with the upload's
+/// content kept; `401` says "authentication failed".
 final class WebDAVStatusFaultTests: XCTestCase {
     private var fixture: FaultFixture!
 
