@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -84,7 +85,14 @@ let package = Package(
         ),
         .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
         .testTarget(
-            name: "FolioProviderWebDAVTests", dependencies: ["FolioProviderWebDAV", "FolioCore", "FolioTesting"]),
+            name: "FolioProviderWebDAVTests",
+            dependencies: [
+                "FolioProviderWebDAV", "FolioCore", "FolioTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "FolioMountTests",
             dependencies: [

@@ -3,6 +3,7 @@ import FolioCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import SystemPackage
 
@@ -22,9 +23,9 @@ public struct WebDAVResponse: Sendable {
 /// HTTP for the WebDAV provider, on async-http-client (pooled keep-alive connections, TLS, streamed bodies,
 /// timeouts). Redirects are never followed (a redirect to another host could hand it the password). A request
 /// the server refused without acting on it (503, 429, a connection that could not be made), and a read-only
-/// request that failed on the way, are tried again within the call (``WebDAVConfiguration/attempts`` times, with a
-/// growing, jittered wait, honouring `Retry-After`); what is left is a ``FolioError`` the caller's own retries
-/// handle: `.offline` for a server that cannot be reached.
+/// request that failed on the way or with a 500, 502 or 504, are tried again within the call
+/// (``WebDAVConfiguration/attempts`` times, with a growing, jittered wait, honouring `Retry-After`); what is left
+/// is a ``FolioError`` the caller's own retries handle: `.offline` for a server that cannot be reached.
 public final class WebDAVClient: Sendable {
     /// The settings the client was made with.
     public let configuration: WebDAVConfiguration
@@ -43,12 +44,13 @@ public final class WebDAVClient: Sendable {
             settings.trustRoots = .file(caFile)
             tls = settings
         }
-        let timeout = TimeAmount.nanoseconds(
-            configuration.requestTimeout.components.seconds * 1_000_000_000
-                + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
-        let settings = HTTPClient.Configuration(
+        var settings = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: timeout))
+            timeout: .init(connect: .seconds(10), read: Self.timeAmount(configuration.requestTimeout)))
+        // A connection that cannot be made fails the request at once, and ``withRetries(_:_:)`` tries again with
+        // its own backoff: left to the pool, each attempt would wait out the whole connect time-out, and a server
+        // that is down would take half a minute to be found offline.
+        settings.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
         if let user = configuration.user {
             authorization = "Basic " + Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
@@ -77,16 +79,18 @@ public final class WebDAVClient: Sendable {
     }
 
     /// Sends `method` to `path` (an encoded absolute path) and reads at most `limit` bytes of the answer's body
-    /// (a longer body is a clear error). Any status comes back; only transport failures throw.
+    /// (a longer body is a clear error), all within ``WebDAVConfiguration/requestTimeout``. Any status comes back;
+    /// only transport failures throw.
     func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: Body = .none,
         limit: Int = 1 << 20
     ) async throws(FolioError) -> WebDAVResponse {
         try await withRetries(method) { () async throws -> WebDAVResponse in
+            let deadline = ContinuousClock.now + self.configuration.requestTimeout
             let response = try await self.execute(method, path, headers: headers, body: body)
             var collected: ByteBuffer
             do {
-                collected = try await response.body.collect(upTo: limit)
+                collected = try await Self.collect(response.body, upTo: limit, before: deadline)
             } catch is NIOTooManyBytesError {
                 throw FolioError.providerFailure(
                     "the server's answer to \(method) \(path) is longer than the \(limit) bytes read",
@@ -94,6 +98,26 @@ public final class WebDAVClient: Sendable {
             }
             let bytes = collected.readBytes(length: collected.readableBytes) ?? []
             return WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data(bytes))
+        }
+    }
+
+    /// The whole of `body` (at most `limit` bytes), read by `deadline`: a server that sends a byte now and then,
+    /// each within the read time-out, would otherwise hold the call for ever. Past the deadline the read is
+    /// cancelled (the connection closed) and the answer is `HTTPClientError.deadlineExceeded`.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let collected = first else {
+                throw HTTPClientError.deadlineExceeded
+            }
+            return collected
         }
     }
 
@@ -118,7 +142,8 @@ public final class WebDAVClient: Sendable {
         var written: Int64 = 0
         do {
             let response = try await execute("GET", path, headers: all, body: .none)
-            let answer = WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data())
+            let answer = WebDAVResponse(
+                status: Int(response.status.code), headers: Self.headers(response), body: Data())
             guard answer.status == 200 || answer.status == 206 else {
                 _ = try? await response.body.collect(upTo: 64 << 10)  // an error page
                 return (answer, 0)
@@ -165,7 +190,7 @@ public final class WebDAVClient: Sendable {
         } catch is CancellationError {
             throw FolioError.interrupted("GET \(path) cancelled")
         } catch let error as Errno {
-            throw FolioError.io("writing \(destination): \(error)")
+            throw FolioError.system(error, "writing \(destination)")
         } catch {
             throw PartialDownload(written: written, failure: Self.failure(error, method: "GET"))
         }
@@ -173,7 +198,8 @@ public final class WebDAVClient: Sendable {
 
     /// Runs `body`, trying again what the server refused for a passing reason: a `503` or `429` (after its
     /// `Retry-After`, if it says one within 30 s), a connection that could not be made, and — for requests that
-    /// change nothing — a connection lost on the way. Other answers and errors go to the caller.
+    /// change nothing — a `500`, `502` or `504` and a connection lost on the way. Other answers and errors go to
+    /// the caller, at once for a failure only the user can clear (TLS).
     private func withRetries(
         _ method: String, _ body: @Sendable () async throws -> WebDAVResponse
     ) async throws(FolioError) -> WebDAVResponse {
@@ -184,7 +210,9 @@ public final class WebDAVClient: Sendable {
             let wait: Duration
             do {
                 let response = try await body()
-                guard response.status == 503 || response.status == 429, attempt < configuration.attempts,
+                let refused = [503, 429].contains(response.status)
+                    || (readOnly && [500, 502, 504].contains(response.status))  // a read changes nothing
+                guard refused, attempt < configuration.attempts,
                     let delay = Self.retryAfter(response.header("retry-after"), attempt: attempt),
                     delay <= .seconds(30)
                 else { return response }
@@ -195,6 +223,7 @@ public final class WebDAVClient: Sendable {
                 throw .interrupted("\(method) cancelled")
             } catch {
                 let failure = Self.failure(error, method: method)
+                if case .providerFailure(_, retryable: false) = failure { throw failure }  // TLS: the user must act
                 guard attempt < configuration.attempts, readOnly || Self.neverSent(error) else { throw failure }
                 wait = Self.backoff(attempt: attempt)
             }
@@ -206,7 +235,8 @@ public final class WebDAVClient: Sendable {
         }
     }
 
-    private func execute(
+    /// Sends one request and returns the answer with its body still to be read; errors are the transport's own.
+    func execute(
         _ method: String, _ path: String, headers: [(String, String)], body: Body
     ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: configuration.url(path))
@@ -222,8 +252,13 @@ public final class WebDAVClient: Sendable {
             let size = try FileManager.default.attributesOfItem(atPath: file.string)[.size] as? Int64 ?? 0
             request.body = .stream(FileChunks(file: file), length: .known(size))
         }
-        let timeout = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000)
-        return try await http.execute(request, timeout: timeout)
+        return try await http.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
+    }
+
+    /// `duration` for NIO, to the nanosecond (a time-out under a second stays one).
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     private static func headers(_ response: HTTPClientResponse) -> [String: String] {
@@ -260,21 +295,41 @@ public final class WebDAVClient: Sendable {
         return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
     }
 
-    /// Whether the request surely never reached the server (so even a request that changes something may go again).
-    private static func neverSent(_ error: any Error) -> Bool {
-        if let error = error as? HTTPClientError { return error == .connectTimeout }
-        return "\(type(of: error))".contains("NIOConnectionError") || "\(error)".contains("connectionRefused")
-            || "\(error)".contains("Connection refused")
+    /// Whether the request surely never reached the server, because no connection could be made (so even a
+    /// request that changes something may go again): NIO's failure to connect (refused, unreachable, a name that
+    /// does not resolve) or a connect time-out. A connection lost later (reset, closed, timed out while reading)
+    /// may have carried the request.
+    static func neverSent(_ error: any Error) -> Bool {
+        switch error {
+        case is NIOConnectionError:
+            return true
+        case let error as HTTPClientError:
+            return error == .connectTimeout
+        case let error as ChannelError:
+            if case .connectTimeout = error { return true }
+            return false
+        case let error as IOError:
+            // What the pool reports for a connection the kernel refused (no one listens) or could not route.
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode)
+        default:
+            return false
+        }
     }
 
-    /// A transport failure as Folio's error: an unreachable server is `.offline`; a certificate that is not
-    /// trusted needs the user.
+    /// A transport failure as Folio's error: a TLS failure (a certificate that is not trusted, a server that does
+    /// not speak TLS) and an address the client cannot use need the user; anything else is an unreachable server,
+    /// `.offline`.
     static func failure(_ error: any Error, method: String) -> FolioError {
-        if error is NIOSSLError || "\(type(of: error))".contains("SSL") {
+        switch error {
+        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
             return .providerFailure(
                 "TLS with the server failed (\(error)): is the certificate trusted? (--ca-file)", retryable: false)
+        case let error as HTTPClientError
+        where [.invalidURL, .emptyHost, .emptyScheme].contains(error):
+            return .providerFailure("\(method): the server's address cannot be used (\(error))", retryable: false)
+        default:
+            return .offline("the server cannot be reached (\(method): \(error))")
         }
-        return .offline("the server cannot be reached (\(method): \(error))")
     }
 }
 

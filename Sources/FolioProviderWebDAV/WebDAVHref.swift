@@ -28,7 +28,7 @@ public enum WebDAVHref: Sendable, Equatable {
         let normalizedBase = basePath.hasSuffix("/") ? basePath : basePath + "/"
         let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
         // Compared decoded: servers encode differently (`%20` or a space, upper- or lowercase hex).
-        if (trimmed + "/").removingPercentEncoding == normalizedBase.removingPercentEncoding {
+        if let segments = Self.segments(trimmed + "/"), segments == Self.segments(normalizedBase) {
             self = .collection
             return
         }
@@ -51,11 +51,30 @@ public enum WebDAVHref: Sendable, Equatable {
     /// encode differently: `%20` or a space, upper- or lowercase hex).
     private static func member(of base: String, path: String) -> String? {
         guard let slash = path.lastIndex(of: "/") else { return nil }
-        let parent = String(path[...slash])
         let name = String(path[path.index(after: slash)...])
-        guard !name.isEmpty, let decodedParent = parent.removingPercentEncoding,
-            let decodedBase = base.removingPercentEncoding, decodedParent == decodedBase
-        else { return nil }
+        guard !name.isEmpty, let parent = segments(String(path[...slash])), parent == segments(base) else {
+            return nil
+        }
         return name
+    }
+
+    /// What names one resource, whatever the encoding of `href` (a full URL or an absolute path; `%20` or a
+    /// space; a trailing `/` or not): its path's decoded segments. `nil` for an `href` that does not decode.
+    static func resource(_ href: String) -> [String]? {
+        var path = href
+        if let url = URL(string: href), url.scheme != nil { path = url.path(percentEncoded: true) }
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return segments(path)
+    }
+
+    /// The decoded segments of the encoded path `path`, split at its literal `/`s only: an encoded slash (`%2F`)
+    /// stays inside its segment, so `/a%2Fb/` is never taken for `/a/b/`. `nil` if a segment does not decode.
+    private static func segments(_ path: String) -> [String]? {
+        var decoded: [String] = []
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let text = segment.removingPercentEncoding else { return nil }
+            decoded.append(text)
+        }
+        return decoded
     }
 }
