@@ -175,7 +175,12 @@ public final class WebDAVProvider: Provider {
         if let known = traits.withLock({ $0 }) { return known }
         let probe = client.configuration.basePath + ".folio-probe-" + String(UUID().uuidString.prefix(8))
         let first = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("1".utf8)))
-        guard WebDAVStatus.succeeded(first.status) else { throw WebDAVStatus.error(first.status, "PUT \(probe)") }
+        guard WebDAVStatus.succeeded(first.status) else {
+            // Nothing may be written beside the containers: taken to be a server that does both (the usual case).
+            let assumed = WebDAVServerTraits(honoursConditions: true, keepsDeadProperties: true)
+            traits.withLock { $0 = assumed }
+            return assumed
+        }
         let second = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("2".utf8)))
         let kept = try await setProperties(["probe": "1"], at: probe)
         var keeps = false
