@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The live properties of a WebDAV resource that Folio reads (RFC 4918 §15), as a server reported them.
 public struct WebDAVProperties: Sendable, Equatable {
@@ -36,16 +37,47 @@ public struct WebDAVProperties: Sendable, Equatable {
         self.displayName = displayName
     }
 
-    /// An HTTP date (RFC 9110 §5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms), or `nil`.
+    /// An HTTP date (RFC 9110 §5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms), or `nil`. The
+    /// usual form is read by hand (a listing of 10,000 files has 10,000 of them: a date formatter each would cost
+    /// seconds); the obsolete ones through formatters made once.
     public static func httpDate(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+        if let date = imfFixdate(trimmed) { return date }
+        return obsoleteFormatters.withLock { formatters in
+            formatters.lazy.compactMap { $0.date(from: trimmed) }.first
+        }
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func imfFixdate(_ text: String) -> Date? {
+        let fields = text.split(separator: " ")
+        guard fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT",
+            let day = Int(fields[1]), let year = Int(fields[3]),
+            let month = months.firstIndex(of: String(fields[2])).map({ $0 + 1 })
+        else { return nil }
+        let clock = fields[4].split(separator: ":")
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+            (1...31).contains(day), (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second)
+        else { return nil }
+        // Days from 1970-01-01 to the date (Howard Hinnant's days-from-civil).
+        let shifted = month <= 2 ? year - 1 : year
+        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
+    }
+
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Formatters of every form, the usual one first (for what the hand-written reader does not take).
+    private static let obsoleteFormatters = Mutex<[DateFormatter]>(
+        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed) { return date }
-        }
-        return nil
-    }
+            return formatter
+        })
 }

@@ -143,3 +143,23 @@ final class WebDAVMultistatusTests: XCTestCase {
         XCTAssertEqual(try WebDAVHref("/dav/My Drive/x%41", listing: spaced), .member("xA"))
     }
 }
+
+/// The hand-written reader of HTTP dates agrees with a date formatter, and the obsolete forms still read.
+final class HTTPDateTests: XCTestCase {
+    func testTheUsualFormReadsAsAFormatterReadsIt() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        for text in ["Sun, 06 Nov 1994 08:49:37 GMT", "Tue, 29 Feb 2028 23:59:59 GMT", "Thu, 01 Jan 1970 00:00:00 GMT",
+                     "Fri, 31 Dec 1999 12:00:01 GMT", "Wed, 01 Mar 2000 00:00:00 GMT", "Sat, 27 Nov 2100 17:05:00 GMT"] {
+            XCTAssertEqual(WebDAVProperties.httpDate(text), formatter.date(from: text), text)
+        }
+        XCTAssertEqual(
+            WebDAVProperties.httpDate("Sunday, 06-Nov-94 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777, "RFC 850")
+        XCTAssertEqual(WebDAVProperties.httpDate("Sun Nov  6 08:49:37 1994")?.timeIntervalSince1970, 784_111_777, "asctime")
+        for bad in ["", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT"] {
+            XCTAssertNil(WebDAVProperties.httpDate(bad), bad)
+        }
+    }
+}
