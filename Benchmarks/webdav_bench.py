@@ -235,13 +235,19 @@ DocumentRoot {self.dav_root}
             window = 10.0
             time.sleep(window)
             lines = self.webdav_requests()[before:]
-            polls = window / 1.0
-            poll.folio = round(len(lines) / polls, 1)
+            # A poll lists the container's root first: the requests between two of those are one poll's.
+            starts = [index for index, line in enumerate(lines)
+                      if line.startswith("PROPFIND /dav/com.folio.drive/ ")]
+            if len(starts) < 2:
+                raise RuntimeError(f"fewer than two polls in {window:.0f} s ({len(lines)} requests)")
+            polls = len(starts) - 1
+            poll.folio = round((starts[-1] - starts[0]) / polls, 1)
             folders = 100 + 5  # the tree's folders, and the working set's others (root, many, folio-small, ...)
             poll.target = folders
             infinity = sum(1 for line in lines if "depth=infinity" in line.lower())
             methods = sorted({line.split()[0] for line in lines})
-            poll.note = f"  [{len(lines)} requests in {window:.0f} s ({', '.join(methods)}); Depth infinity: {infinity}]"
+            poll.note = (f"  [{polls} polls in {window:.0f} s, {len(lines)} requests ({', '.join(methods)}); "
+                         f"Depth infinity: {infinity}]")
             if infinity:
                 raise RuntimeError(f"{infinity} requests with Depth: infinity")
 
