@@ -249,7 +249,12 @@ public final class WebDAVClient: Sendable {
         case .bytes(let data):
             request.body = .bytes(ByteBuffer(bytes: data))
         case .file(let file):
-            let size = try FileManager.default.attributesOfItem(atPath: file.string)[.size] as? Int64 ?? 0
+            // stat(2), which follows symlinks: the uploader hands over `/proc/self/fd/N` of the version file.
+            var info = stat()
+            guard stat(file.string, &info) == 0 else {
+                throw FolioError.io("the content to send, \(file), cannot be read: \(Errno(rawValue: errno))")
+            }
+            let size = Int64(info.st_size)
             request.body = .stream(FileChunks(file: file), length: .known(size))
         }
         return try await http.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))

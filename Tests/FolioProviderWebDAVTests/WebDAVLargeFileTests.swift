@@ -34,6 +34,27 @@ final class WebDAVLargeFileTests: XCTestCase {
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
+    /// The uploader hands a version file over as `/proc/self/fd/N`: its content is sent whole, not the link's.
+    func testContentGivenAsAnOpenDescriptorsPathIsSentWhole() async throws {
+        let source = folder.appendingPathComponent("doc.txt")
+        let content = Data(repeating: 0x61, count: 100_000)
+        try content.write(to: source)
+        let descriptor = try FileDescriptor.open(FilePath(source.path), .readOnly)
+        defer { try? descriptor.close() }
+        let provider = try WebDAVProvider(
+            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: folder)
+        _ = try await provider.listContainers()
+        let item = try await provider.createItem(
+            RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: "doc.txt", kind: .file,
+                modificationTime: .now(), mode: 0o644),
+            contents: FilePath("/proc/self/fd/\(descriptor.rawValue)"))
+        XCTAssertEqual(item.size, Int64(content.count))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: server.documentRoot + "/dav/com.folio.drive/doc.txt")),
+            content)
+        await provider.shutdown()
+    }
+
     func testABigFileIsStreamedBothWays() async throws {
         let size = 192 << 20
         let source = folder.appendingPathComponent("big.bin")
