@@ -44,22 +44,15 @@ final class ItemIndex: Sendable {
     }
 
     private let tables: Mutex<Tables>
-    private let file: URL?
-    private let writes = Mutex<FileHandle?>(nil)
+    private let file: JSONLinesFile<Line>?
 
     /// An index kept in `file` (`nil`: in memory only).
     init(file: URL?) {
-        self.file = file
+        self.file = file.map { JSONLinesFile($0) }
         var loaded = Tables()
-        if let file, let data = try? Data(contentsOf: file) {
-            let decoder = JSONDecoder()
-            for line in data.split(separator: UInt8(ascii: "\n")) {
-                guard let line = try? decoder.decode(Line.self, from: line) else { continue }  // a torn last line
-                loaded.set(line.id, line.entry)
-            }
-        }
+        for line in self.file?.read() ?? [] { loaded.set(line.id, line.entry) }
         tables = Mutex(loaded)
-        if let file { compact(loaded.entries, into: file) }
+        self.file?.rewrite(loaded.entries.map { Line(id: $0.key, entry: $0.value) })
     }
 
     /// The entry of `id`, if known.
@@ -130,32 +123,6 @@ final class ItemIndex: Sendable {
     }
 
     private func append(_ line: Line) {
-        guard let file, var data = try? JSONEncoder().encode(line) else { return }
-        data.append(UInt8(ascii: "\n"))
-        writes.withLock { handle in
-            if handle == nil {
-                if !FileManager.default.fileExists(atPath: file.path) {
-                    _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
-                }
-                handle = try? FileHandle(forWritingTo: file)
-                _ = try? handle?.seekToEnd()
-            }
-            try? handle?.write(contentsOf: data)
-        }
-    }
-
-    /// Rewrites the file with one line per entry (written aside, then renamed over).
-    private func compact(_ entries: [ItemID: Entry], into file: URL) {
-        let encoder = JSONEncoder()
-        var data = Data()
-        for (id, entry) in entries {
-            guard let line = try? encoder.encode(Line(id: id, entry: entry)) else { continue }
-            data.append(line)
-            data.append(UInt8(ascii: "\n"))
-        }
-        let aside = file.appendingPathExtension("new")
-        guard FileManager.default.createFile(atPath: aside.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { return }
-        _ = rename(aside.path, file.path)
+        file?.append([line])
     }
 }

@@ -42,30 +42,25 @@ final class WebDAVJournal: Sendable {
     /// Which journal anchors belong to (a fresh one after the state folder was lost).
     let identity: String
     private let histories: Mutex<[ContainerID: History]>
-    private let file: URL?
-    private let writes = Mutex<FileHandle?>(nil)
+    private let file: JSONLinesFile<Line>?
     /// How many generations of tombstones are kept.
     static let keptGenerations = 100_000
 
     /// A journal kept in `file` (`nil`: in memory only).
     init(file: URL?) {
-        self.file = file
+        self.file = file.map { JSONLinesFile($0) }
         var loaded: [ContainerID: History] = [:]
         var identity: String?
-        if let file, let data = try? Data(contentsOf: file) {
-            let decoder = JSONDecoder()
-            for raw in data.split(separator: UInt8(ascii: "\n")) {
-                guard let line = try? decoder.decode(Line.self, from: raw) else { continue }
-                if let journal = line.journal {
-                    identity = journal
-                    continue
-                }
-                Self.apply(line, to: &loaded[line.container, default: History()])
+        for line in self.file?.read() ?? [] {
+            if let journal = line.journal {
+                identity = journal
+                continue
             }
+            Self.apply(line, to: &loaded[line.container, default: History()])
         }
         self.identity = identity ?? UUID().uuidString.lowercased()
         histories = Mutex(loaded)
-        if let file { compact(loaded, into: file) }
+        self.file?.rewrite(compacted(loaded))
     }
 
     private static func apply(_ line: Line, to history: inout History) {
@@ -210,32 +205,16 @@ final class WebDAVJournal: Sendable {
     }
 
     private func append(_ lines: [Line]) {
-        guard let file, !lines.isEmpty else { return }
-        let encoder = JSONEncoder()
-        var data = Data()
-        for line in lines {
-            guard let encoded = try? encoder.encode(line) else { continue }
-            data.append(encoded)
-            data.append(UInt8(ascii: "\n"))
-        }
-        writes.withLock { handle in
-            if handle == nil {
-                if !FileManager.default.fileExists(atPath: file.path) {
-                    _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
-                }
-                handle = try? FileHandle(forWritingTo: file)
-                _ = try? handle?.seekToEnd()
-            }
-            try? handle?.write(contentsOf: data)
-        }
+        file?.append(lines)
     }
 
-    /// Rewrites the file with the state now: the identity, then per container its folders, items and tombstones.
-    private func compact(_ histories: [ContainerID: History], into file: URL) {
-        let encoder = JSONEncoder()
+    /// The state now as lines: the identity, then per container its folders, items and tombstones.
+    private func compacted(_ histories: [ContainerID: History]) -> [Line] {
         var lines = [Line(container: .drive, generation: 0, journal: identity)]
         for (container, history) in histories {
-            for folder in history.listed { lines.append(Line(container: container, generation: history.generation, listed: folder)) }
+            for folder in history.listed {
+                lines.append(Line(container: container, generation: history.generation, listed: folder))
+            }
             for record in history.items.values {
                 lines.append(Line(container: container, generation: record.changed, item: record.item))
             }
@@ -243,15 +222,6 @@ final class WebDAVJournal: Sendable {
                 lines.append(Line(container: container, generation: generation, deleted: id))
             }
         }
-        var data = Data()
-        for line in lines {
-            guard let encoded = try? encoder.encode(line) else { continue }
-            data.append(encoded)
-            data.append(UInt8(ascii: "\n"))
-        }
-        let aside = file.appendingPathExtension("new")
-        guard FileManager.default.createFile(atPath: aside.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { return }
-        _ = rename(aside.path, file.path)
+        return lines
     }
 }
