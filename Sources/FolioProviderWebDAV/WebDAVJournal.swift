@@ -41,6 +41,8 @@ final class WebDAVJournal: Sendable {
 
     /// Which journal anchors belong to (a fresh one after the state folder was lost).
     let identity: String
+    /// The journal was started now: no earlier run kept one in this state folder.
+    let isNew: Bool
     private let histories: Mutex<[ContainerID: History]>
     private let file: JSONLinesFile<Line>?
     /// How many generations of tombstones are kept.
@@ -59,6 +61,7 @@ final class WebDAVJournal: Sendable {
             Self.apply(line, to: &loaded[line.container, default: History()])
         }
         self.identity = identity ?? UUID().uuidString.lowercased()
+        isNew = identity == nil
         histories = Mutex(loaded)
         self.file?.rewrite(compacted(loaded))
     }
@@ -113,34 +116,48 @@ final class WebDAVJournal: Sendable {
         histories.withLock { $0[container]?.items[id]?.item }
     }
 
-    /// Takes a listing of `folder`: new and changed children, and children gone from it, start a generation.
-    /// Returns whether anything changed.
+    /// Takes a listing of `folder` made from generation `startedAt` on: new and changed children, and children
+    /// gone from it, start a generation. What changed in the journal after the listing began (a change made through
+    /// the provider meanwhile) is newer than the listing and stays as it is. Returns the children as they are known
+    /// now: the listing's, with those changed meanwhile as the journal has them and those deleted meanwhile left out.
     @discardableResult
-    func took(listing children: [RemoteItem], of folder: ItemID, in container: ContainerID) -> Bool {
+    func took(
+        listing children: [RemoteItem], of folder: ItemID, in container: ContainerID, startedAt: Int
+    ) -> [RemoteItem] {
         var lines: [Line] = []
+        var known: [RemoteItem] = []
         histories.withLock { histories in
             var history = histories[container] ?? History()
             let next = history.generation + 1
             if !history.listed.contains(folder) {
                 lines.append(Line(container: container, generation: history.generation, listed: folder))
             }
-            let known = history.children[folder] ?? []
+            let before = history.children[folder] ?? []
             let now = Set(children.map(\.id))
-            for child in children where history.items[child.id]?.item != child {
-                lines.append(Line(container: container, generation: next, item: child))
-            }
-            for gone in known.subtracting(now) {
-                // Moved to another known folder is reported there; otherwise it is gone from what Folio knows.
-                if let record = history.items[gone], record.item.parentID ?? .root(of: container) != folder {
+            for child in children {
+                if let deleted = history.deleted[child.id], deleted > startedAt { continue }  // deleted meanwhile
+                if let record = history.items[child.id], record.changed > startedAt {
+                    // Changed meanwhile: newer than this listing (and maybe moved elsewhere).
+                    if record.item.parentID ?? .root(of: container) == folder { known.append(record.item) }
                     continue
                 }
+                known.append(child)
+                if history.items[child.id]?.item != child {
+                    lines.append(Line(container: container, generation: next, item: child))
+                }
+            }
+            for gone in before.subtracting(now) {
+                guard let record = history.items[gone] else { continue }
+                // Changed meanwhile (made here after the listing began), or moved to another known folder (reported
+                // there): not gone. Otherwise it is gone from what Folio knows.
+                if record.changed > startedAt || record.item.parentID ?? .root(of: container) != folder { continue }
                 lines.append(Line(container: container, generation: next, deleted: gone))
             }
             for line in lines { Self.apply(line, to: &history) }
             histories[container] = history
         }
         append(lines)
-        return lines.contains { $0.item != nil || $0.deleted != nil }
+        return known
     }
 
     /// A folder of the working set is gone from the server: it and what was known below it are deleted.

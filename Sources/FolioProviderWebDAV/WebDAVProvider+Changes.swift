@@ -72,6 +72,9 @@ extension WebDAVProvider {
             return nil
         } catch {
             switch error {
+            case .notFound where folder.isContainerRoot:
+                // A container's root gone is a server that is not what it was, never "everything deleted".
+                return .offline("the container \(container) is missing on the server (\(error)); nothing was changed")
             case .notFound, .notDirectory:
                 journal.folderGone(folder, in: container)
                 return nil

@@ -41,6 +41,7 @@ extension WebDAVProvider {
         }
         let components = try components(of: folderID, in: container)
         let folderPath = path(components, in: container, folder: true)
+        let startedAt = journal.generation(container)
         let listing = try await propfind(folderPath, depth: 1)
         var children: [RemoteItem] = []
         for response in listing.responses {
@@ -58,13 +59,14 @@ extension WebDAVProvider {
                         container: container))
             }
         }
-        children.sort { $0.name < $1.name }
-        for child in children {
+        let known = journal.took(listing: children, of: folderID, in: container, startedAt: startedAt)
+            .sorted { $0.name < $1.name }
+        let listed = Set(children.map(\.id))
+        for child in known where listed.contains(child.id) && child.parentID ?? .root(of: container) == folderID {
             index.record(child.id, .init(
                 container: container, parent: child.parentID, name: child.name, isFolder: child.kind == .directory))
         }
-        journal.took(listing: children, of: folderID, in: container)
-        return children
+        return known
     }
 
     /// The item a resource's properties describe. A folder's version is its time and mode (a collection's ETag

@@ -13,6 +13,9 @@ extension WebDAVProvider {
         let parentComponents = try components(of: template.parentID, in: container)
         let isFolder = template.kind == .directory
         let itemPath = path(parentComponents + [template.name], in: container, folder: isFolder)
+        /// The ETag the server gave the content this call wrote, if its answer said.
+        var putTag: String?
+        var revision: String?
         switch template.kind {
         case .directory:
             let reply = try await client.send("MKCOL", itemPath)
@@ -38,6 +41,7 @@ extension WebDAVProvider {
             let reply = taken
                 ? WebDAVResponse(status: 412, headers: [:], body: Data())
                 : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
+            putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
             if reply.status == 412 {
                 let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
                 let entry = ItemIndex.Entry(
@@ -48,10 +52,10 @@ extension WebDAVProvider {
                     noteOwnChange(landed)
                     return landed  // the earlier attempt landed whole: nothing to send again
                 }
-                // A weak tag never matches `If-Match` (Apache's, for a file changed in the last second).
-                let condition = Self.strongTag(existing) ?? "*"
-                let again = try await client.send("PUT", itemPath, headers: [("If-Match", condition)], body: body)
+                let again = try await send("PUT", itemPath, body: body, ifAt: existing)
+                if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
                 guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
+                putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
             } else if !WebDAVStatus.succeeded(reply.status) {
                 throw WebDAVStatus.error(reply.status, "PUT \(itemPath)")
             }
@@ -64,10 +68,11 @@ extension WebDAVProvider {
         ]
         if template.kind == .symlink { properties["symlink"] = template.symlinkTarget ?? "" }
         if template.kind != .directory {
-            let revision = Self.newRevision()
-            properties["rev"] = revision
+            let written = Self.newRevision()
+            revision = written
+            properties["rev"] = written
             if let tag = template.retryTag {
-                properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision)
+                properties["tag"] = try await writerTag(tag, at: itemPath, revision: written, putTag: putTag)
             }
         }
         try await setProperties(properties, at: itemPath)
@@ -75,7 +80,7 @@ extension WebDAVProvider {
             container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
         var item = try await currentItem(template.id, entry: .init(
             container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
-        if item.id != template.id { item.id = template.id }  // a server that keeps no dead properties
+        if let revision { item.version = versionWritten(item.version, revision: revision, putTag: putTag) }
         if isFolder { noteOwnFolder(item) } else { noteOwnChange(item) }
         return item
     }
@@ -96,7 +101,7 @@ extension WebDAVProvider {
         {
             throw FolioError.conflict("\(template.name) was changed on the server after an earlier attempt")
         }
-        return properties.entityTag ?? "*"
+        return Self.version(properties, size: properties.contentLength ?? 0)
     }
 
     /// What a `PUT` of this kind of item sends.
@@ -151,7 +156,10 @@ extension WebDAVProvider {
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)
         var properties: [String: String] = ["id": id.rawValue]
+        var putTag: String?
+        var revision: String?
         if let contents, current.kind == .file {
+            _ = try await serverTraits()
             var expected = baseVersion
             if current.version != baseVersion {
                 let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
@@ -162,17 +170,23 @@ extension WebDAVProvider {
                 expected = current.version  // this writer's own earlier attempt
             }
             let reply = try await send("PUT", itemPath, body: .file(contents), ifAt: expected)
+            if reply.status == 412 { throw FolioError.conflict("\(entry.name) changed on the server meanwhile") }
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(itemPath)") }
-            let revision = Self.newRevision()
-            properties["rev"] = revision
+            putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+            let written = Self.newRevision()
+            revision = written
+            properties["rev"] = written
             if let tag = changes.retryTag {
-                properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision)
+                properties["tag"] = try await writerTag(tag, at: itemPath, revision: written, putTag: putTag)
             }
         }
         if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
         if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
         try await setProperties(properties, at: itemPath)
         current = try await currentItem(id, entry: entry)
+        if let revision {
+            current.version = versionWritten(current.version, revision: revision, putTag: putTag)
+        }
         if entry.container != container { journal.deleted(id, in: container) }
         noteOwnChange(current, replacing: old)
         return current
@@ -229,10 +243,29 @@ extension WebDAVProvider {
 
     /// What `folio:tag` holds after a write by the writer `tag`: the tag and the version the write made, so a
     /// later write by anyone else (which keeps dead properties as they are) no longer counts as this writer's.
-    private func writerTag(_ tag: String, at path: String, revision: String) async throws(FolioError) -> String {
-        let properties = try self.properties(of: path, in: try await propfind(path, depth: 0))
-        let version = Self.baseVersion(properties, size: properties.contentLength ?? 0) + " " + revision
-        return tag + " " + Self.weakless(version)
+    private func writerTag(
+        _ tag: String, at path: String, revision: String, putTag: String?
+    ) async throws(FolioError) -> String {
+        let base: String
+        if let putTag {
+            base = putTag  // the tag of what this call wrote, whatever came after it
+        } else {
+            let properties = try self.properties(of: path, in: try await propfind(path, depth: 0))
+            base = Self.baseVersion(properties, size: properties.contentLength ?? 0)
+        }
+        return tag + " " + Self.weakless(base + " " + revision)
+    }
+
+    /// The version to answer for a write of `revision`: the server's version now if it is that write (its
+    /// revision, and the tag the `PUT` was answered with), otherwise a version that matches nothing, so that the
+    /// next look at the folder reports what came after the write as a change instead of taking it for this one.
+    func versionWritten(_ now: String, revision: String, putTag: String?) -> String {
+        let parts = now.split(separator: " ", maxSplits: 1).map(String.init)
+        // A server that keeps no dead properties (rclone) has no revision to compare: its answer's tag decides.
+        let keepsRevisions = traits.withLock { $0 }?.keepsDeadProperties ?? true
+        let sameRevision = keepsRevisions ? parts.count == 2 && parts[1] == revision : true
+        let ours = sameRevision && (putTag.map { parts.first == $0 } ?? true)
+        return ours ? now : "superseded " + revision
     }
 
     /// A new `folio:rev`: set with every write of content through the provider.
@@ -275,8 +308,8 @@ extension WebDAVProvider {
 
     /// Sends `method` to `path` on the condition that the resource is still at `version` (`If-Match` of its ETag;
     /// no condition for `nil` or a version without one). A `412` is looked at again: Apache's tag of a file
-    /// written in the last second is weak, and a weak tag never matches, so a resource whose tag is still the
-    /// expected one (weak or not) is sent to once more without the condition (the window is the look's).
+    /// written in the last second is weak, and a weak tag never matches, so a resource still at the expected version
+    /// under a weak tag is sent to once more, with the condition, after a second.
     func send(
         _ method: String, _ path: String, body: WebDAVClient.Body = .none, ifAt version: String?
     ) async throws(FolioError) -> WebDAVResponse {
@@ -286,7 +319,11 @@ extension WebDAVProvider {
         let reply = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
         guard reply.status == 412, let listing = try await existing(path, depth: 0) else { return reply }
         let now = try properties(of: path, in: listing)
-        guard Self.entityTag(Self.baseVersion(now, size: now.contentLength ?? 0)) == tag else { return reply }
-        return try await client.send(method, path, body: body)
+        guard Self.version(now, size: now.contentLength ?? 0) == version, now.entityTag?.hasPrefix("W/") ?? false
+        else { return reply }
+        // Still the expected version, under a weak tag (Apache's, for the first second after a write): once it turns
+        // strong, the condition can hold. Sent again with the condition, never without.
+        do { try await Task.sleep(for: .milliseconds(1100)) } catch { throw .interrupted("\(method) cancelled") }
+        return try await client.send(method, path, headers: [("If-Match", tag)], body: body)
     }
 }

@@ -88,6 +88,14 @@ public final class WebDAVProvider: Provider {
             names.append(name)
         }
         if !names.contains(ContainerID.drive.rawValue) {
+            // Made only for a state that never saw the remote: a Drive missing later means the server's storage is
+            // not what it was (a share not mounted behind it), and an empty stand-in would make every document
+            // look deleted.
+            guard journal.isNew else {
+                throw FolioError.offline(
+                    "the Drive collection \(containerPath(.drive)) is missing on the server: is its storage mounted? "
+                        + "Nothing was changed")
+            }
             let made = try await client.send("MKCOL", containerPath(.drive))
             guard WebDAVStatus.succeeded(made.status) || made.status == 405 else {
                 throw WebDAVStatus.error(made.status, "MKCOL \(containerPath(.drive))")
@@ -176,6 +184,10 @@ public final class WebDAVProvider: Provider {
         let probe = client.configuration.basePath + ".folio-probe-" + String(UUID().uuidString.prefix(8))
         let first = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("1".utf8)))
         guard WebDAVStatus.succeeded(first.status) else {
+            guard [403, 405, 501].contains(first.status) else {
+                // Not known now (a full disk, a failing server): asked again next time, nothing assumed.
+                throw WebDAVStatus.error(first.status, "PUT \(probe) (a probe of what the server does)")
+            }
             // Nothing may be written beside the containers: taken to be a server that does both (the usual case).
             let assumed = WebDAVServerTraits(honoursConditions: true, keepsDeadProperties: true)
             traits.withLock { $0 = assumed }
