@@ -544,8 +544,17 @@ extension FolioFileSystem {
             }
         case .failure(let error):
             // A failure that can clear waits and is retried (with the uploader's backoff); only one that needs
-            // the user makes the item `failed`.
-            let failure = UploadFailure(error)
+            // the user makes the item `failed`. A name taken on the remote while other work is still on its way
+            // (the delete of the item that had the name, or its rename away, may be in flight beside this call:
+            // after a crash both are sent again at once) is a passing clash: retried, and only a clash that stays
+            // once nothing else is pending needs the user.
+            let othersPending = state.tombstones.count > 0 || !state.sync.deletesInFlight.isEmpty
+                || !state.sync.uploadsInFlight.isEmpty
+            let failure: UploadFailure = if case .exists = error, othersPending {
+                .willClear(remedy: "retried once the item that has the name on the remote is deleted or moved")
+            } else {
+                UploadFailure(error)
+            }
             if case .uploading(let current) = node.state {
                 do {
                     try node.apply(.uploadFailed(

@@ -176,6 +176,38 @@ final class UploadRetryTests: XCTestCase {
         }
     }
 
+    /// A file deleted here and a new one made at its name (another program: a new item): the create may reach the
+    /// remote before the delete of the old one (after a crash both go again at once), and find the name taken.
+    /// That clash passes once the delete lands: the create waits and is retried, never `failed` for the user.
+    func testANameTakenByAnItemWhoseDeleteIsPendingIsRetriedNotFailed() async throws {
+        let clock = ManualClock()
+        let harness = try CoreHarness(clock: clock)
+        let old = try await harness.uploadedDocument("n.txt", "old")
+        try harness.fileSystem.unlink(parent: 1, name: "n.txt", context: CoreHarness.context(300))
+        try await harness.write("n.txt", "new", process: 400)
+        clock.advance(by: .seconds(3))  // past the window in which a save could still take the old item over
+        let works = harness.fileSystem.nextUploadWork(limit: 2)  // the delete and the create, at once
+        let create = try XCTUnwrap(works.first { work in
+            if case .create(_, let template, _, _, _) = work { return template.id != old.id }
+            return false
+        }, "\(works.map(\.summary))")
+        create.closeContents()
+        harness.fileSystem.finishUpload(create, result: .failure(.exists("n.txt")))
+        XCTAssertEqual(harness.fileSystem.status().failures, [], "a passing clash needs nobody")
+        XCTAssertTrue(harness.fileSystem.status().waiting.contains { $0.hasPrefix("n.txt") },
+            "\(harness.fileSystem.status().waiting)")
+        XCTAssertNotEqual(harness.fileSystem.node(try harness.ino("n.txt"))?.state.name, "failed")
+
+        // Once nothing else is on its way, a name still taken is a real clash: it needs the user.
+        for work in works where work.summary.hasPrefix("delete") {
+            harness.fileSystem.finishUpload(work, result: .success(nil))
+        }
+        let again = try XCTUnwrap(harness.fileSystem.nextUploadWork(limit: 2).first, "the create is tried again")
+        again.closeContents()
+        harness.fileSystem.finishUpload(again, result: .failure(.exists("n.txt")))
+        XCTAssertEqual(harness.fileSystem.status().failures.count, 1, "a clash that stays needs the user")
+    }
+
     /// Access denied on the remote: the item is `failed`, with what to do; retrying it (as `folio retry` and a
     /// mount do) uploads it at once, without waiting for the backoff.
     func testAFailureThatNeedsTheUserIsFailedUntilRetried() async throws {
