@@ -65,7 +65,9 @@ let package = Package(
         .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
         .target(
             name: "FolioDaemon",
-            dependencies: ["FolioCore", "FolioStore", "FolioSync", "FolioProviderLocal", "FolioFUSE"],
+            dependencies: [
+                "FolioCore", "FolioStore", "FolioSync", "FolioProviderLocal", "FolioProviderWebDAV", "FolioFUSE",
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -78,6 +80,9 @@ let package = Package(
             dependencies: ["FolioCore", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
+        // Real servers the tests start on loopback (Apache, with curl to check what it holds), shared by the
+        // provider tests and the mount tests.
+        .target(name: "FolioTestServers", swiftSettings: strict),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore", "FolioTesting", "FolioStore", "FolioSync"]),
         .testTarget(
             name: "FolioStoreTests",
@@ -87,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "FolioProviderWebDAVTests",
             dependencies: [
-                "FolioProviderWebDAV", "FolioCore", "FolioTesting",
+                "FolioProviderWebDAV", "FolioCore", "FolioTesting", "FolioTestServers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -96,7 +101,7 @@ let package = Package(
         .testTarget(
             name: "FolioMountTests",
             dependencies: [
-                "FolioCore", "FolioProviderLocal", "FolioTesting",
+                "FolioCore", "FolioProviderLocal", "FolioTesting", "FolioTestServers",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -2,6 +2,7 @@ import Dispatch
 import FolioCore
 import FolioFUSE
 import FolioProviderLocal
+import FolioProviderWebDAV
 import FolioStore
 import FolioSync
 import Foundation
@@ -57,11 +58,12 @@ public final class Daemon: @unchecked Sendable {
         services.control.stop()
         detachAllViews()
         services.poller.cancel()
-        services.provider.stopWatchingForGood()
         services.uploader.stop()
         services.keeper.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
+        let remote = services.remote
+        blockOn { await remote.close() }
         services.lock.release()
         return status
     }
@@ -71,7 +73,7 @@ public final class Daemon: @unchecked Sendable {
         var mount: FUSEMount
         var uploader: Uploader<ContinuousClock>
         var keeper: ContentKeeper
-        var provider: LocalProvider
+        var remote: OpenedRemote
         var poller: Task<Void, Never>
         var control: ControlServer
         var lock: StateLock
@@ -88,7 +90,7 @@ public final class Daemon: @unchecked Sendable {
         if let notice = folder.notice { logger.notice("\(notice)") }
         do throws(FolioError) {
             let lock = try StateLock.acquire(
-                in: folder.path, remote: configuration.remote.string, mountpoint: mountpoint)
+                in: folder.path, remote: configuration.remote.description, mountpoint: mountpoint)
             do throws(FolioError) {
                 return try start(lock: lock)
             } catch {
@@ -110,8 +112,20 @@ public final class Daemon: @unchecked Sendable {
                 writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
                 groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow),
             logger: logger)
-        let provider = try openRemote(recorded: fileSystem.recordedRemoteID)
-        try fileSystem.recordRemoteID(provider.remoteID)
+        let remote = try openRemote(recorded: fileSystem.recordedRemoteID)
+        do throws(FolioError) {
+            return try start(lock: lock, fileSystem: fileSystem, cache: cache, remote: remote)
+        } catch {
+            blockOn { await remote.close() }
+            throw error
+        }
+    }
+
+    private func start(
+        lock: StateLock, fileSystem: FolioFileSystem, cache: ContentCache, remote: OpenedRemote
+    ) throws(FolioError) -> Services {
+        try fileSystem.recordRemoteID(remote.remoteID)
+        let provider = remote.provider
         let poller = RemotePoller(
             fileSystem: fileSystem, provider: provider, logger: logger, interval: configuration.pollInterval,
             push: configuration.push)
@@ -122,7 +136,7 @@ public final class Daemon: @unchecked Sendable {
         let mount = FUSEMount(
             fileSystem: fileSystem,
             options: MountOptions(
-                mountpoint: configuration.mountpoint.string, source: configuration.remote.string,
+                mountpoint: configuration.mountpoint.string, source: configuration.remote.description,
                 allowOther: configuration.allowOther, debug: configuration.debug,
                 rootIno: try fileSystem.rootIno(of: configuration.view), replayHelper: Self.replayHelper),
             logger: logger)
@@ -170,16 +184,24 @@ public final class Daemon: @unchecked Sendable {
         keeper.start()
         let pollTask = Task { await poller.run() }
         return Services(
-            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, provider: provider,
+            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, remote: remote,
             poller: pollTask,
             control: control, lock: lock)
     }
 
-    /// Opens the remote, making the folder one if it is new. A state synced with a remote (`recorded`, its
-    /// identity) is never pointed at another folder: a folder that is not that remote (an unmounted share leaves
-    /// an empty one behind) is refused with the reason, and nothing is changed, neither there nor here.
-    private func openRemote(recorded: String?) throws(FolioError) -> LocalProvider {
-        let remote = configuration.remote
+    /// Opens the remote: a folder (``openFolder(_:recorded:)``) or a WebDAV server (``openServer(_:recorded:)``).
+    /// A state synced with a remote (`recorded`, its identity) is never pointed at another one.
+    private func openRemote(recorded: String?) throws(FolioError) -> OpenedRemote {
+        switch configuration.remote {
+        case .folder(let folder): .local(try openFolder(folder, recorded: recorded))
+        case .webDAV(let server): try openServer(server, recorded: recorded)
+        }
+    }
+
+    /// Opens the remote folder, making it one if it is new. A folder that is not the remote the state was synced
+    /// with (an unmounted share leaves an empty one behind) is refused with the reason, and nothing is changed,
+    /// neither there nor here.
+    private func openFolder(_ remote: FilePath, recorded: String?) throws(FolioError) -> LocalProvider {
         if let recorded, LocalProvider.remoteID(at: remote) != recorded {
             let found = LocalProvider.remoteID(at: remote).map { "another remote (id \($0))" }
                 ?? (LocalProvider.isRemote(at: remote) ? "a remote from before identities" : "no Folio remote")

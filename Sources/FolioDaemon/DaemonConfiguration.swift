@@ -4,8 +4,8 @@ import SystemPackage
 
 /// Everything a daemon needs to know, from the command line or `mount -o`.
 public struct DaemonConfiguration: Sendable {
-    /// The local provider's remote folder.
-    public var remote: FilePath
+    /// Where the documents are kept: a remote folder or a WebDAV server.
+    public var remote: RemoteLocation
     /// Where the metadata store and content cache live.
     public var stateDirectory: FilePath
     /// Where to mount.
@@ -35,7 +35,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(
-        remote: FilePath, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
+        remote: RemoteLocation, stateDirectory: FilePath, mountpoint: FilePath, allowOther: Bool = false,
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration? = nil, push: Bool = true,
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
         simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full,

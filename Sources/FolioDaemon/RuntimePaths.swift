@@ -48,8 +48,30 @@ public enum RuntimePaths {
         runtimeDirectory.appending("\(key(for: mountpoint)).sock")
     }
 
-    /// The default state folder for a remote.
-    public static func defaultStateDirectory(forRemote remote: String) -> FilePath {
-        stateHome.appending(key(for: remote))
+    /// The default state folder for a remote: a folder's canonical path, or a server's address (`user` the
+    /// account on it, for a server: two accounts never share a state).
+    public static func defaultStateDirectory(forRemote remote: String, user: String? = nil) -> FilePath {
+        guard RemoteLocation.isAddress(remote) else { return stateHome.appending(key(for: remote)) }
+        return stateHome.appending(key(forAddress: remote, user: user))
+    }
+
+    /// A short stable folder name for a server's address: `webdav-HOST-LAST` (only letters, digits, `-` and
+    /// `.`; the last name of the address's path) and a hash of the address (scheme and host in lower case, the
+    /// path ending with `/`) and the account.
+    static func key(forAddress address: String, user: String?) -> String {
+        var components = URLComponents(string: address)
+        components?.scheme = components?.scheme?.lowercased()
+        components?.host = components?.host?.lowercased()
+        if let path = components?.path, !path.hasSuffix("/") { components?.path = path + "/" }
+        let normal = components?.string ?? address
+        let host = safeName(components?.host ?? "")
+        let last = safeName((components?.path ?? "").split(separator: "/").last.map(String.init) ?? "")
+        let hash = String(StableHash.fnv1a((user.map { $0 + "@" } ?? "") + normal), radix: 16)
+        return (["webdav", host, last].filter { !$0.isEmpty } + [hash]).joined(separator: "-")
+    }
+
+    /// At most 32 of the ASCII letters, digits, `-` and `.` of `text`.
+    private static func safeName(_ text: String) -> String {
+        String(text.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }.prefix(32))
     }
 }

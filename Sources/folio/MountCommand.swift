@@ -2,6 +2,7 @@ import ArgumentParser
 import FolioCore
 import FolioDaemon
 import FolioProviderLocal
+import FolioProviderWebDAV
 import Foundation
 import Logging
 import SystemPackage
@@ -9,14 +10,30 @@ import SystemPackage
 /// `folio mount`: mounts a remote and returns once the mount is up.
 struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "mount", abstract: "Mount a remote folder (the local provider) at MOUNTPOINT.")
+        commandName: "mount", abstract: "Mount a remote (a folder, or a WebDAV server) at MOUNTPOINT.")
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "The remote folder (an empty or new folder is initialized with the Drive container; a folder of "
-                + "documents is adopted as the Drive, with Folio's files in its .folio/)."))
+                + "documents is adopted as the Drive, with Folio's files in its .folio/), or the address of a "
+                + "WebDAV collection, http[s]://HOST[:PORT]/PATH/ (its containers are collections in it)."))
     var remote: String?
+
+    @Option(name: .long, help: ArgumentHelp("The account on a WebDAV server (Basic auth).", valueName: "NAME"))
+    var user: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A file holding the --user's password (first line), private to you (chmod 600); or set "
+            + "\(PasswordFile.environmentVariable). Never on the command line.", valueName: "FILE"))
+    var passwordFile: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Certificate authorities (PEM) to trust for an https:// server instead of the system's.", valueName: "PEM"))
+    var caFile: String?
+
+    @Flag(name: .long, help: "Allow sending the password over plain http:// to a host that is not this machine.")
+    var insecure = false
 
     @Option(name: .long, help: "Show only this app container (its app view) instead of the full view.")
     var app: String?
@@ -89,6 +106,15 @@ struct MountCommand: ParsableCommand {
         } else if remote == nil {
             throw ValidationError("give --remote DIR (or --of MOUNTPOINT to add a view to a running mount)")
         }
+        if !RemoteLocation.isAddress(remote ?? "") {
+            guard user == nil, passwordFile == nil, caFile == nil, !insecure else {
+                throw ValidationError(
+                    "--user, --password-file, --ca-file and --insecure are for a WebDAV remote "
+                        + "(--remote http[s]://…)")
+            }
+        } else if simulateLatencyMs != 0 || simulateBandwidth != 0 {
+            throw ValidationError("the network simulation is for a remote folder, not a WebDAV server")
+        }
         guard writeWait >= 0, (pollInterval ?? 1) > 0, uploadDelay >= 0, groupWriteDelayMs >= 0, saveWindow >= 0
         else {
             throw ValidationError("durations must be positive")
@@ -119,9 +145,13 @@ struct MountCommand: ParsableCommand {
             print("Folio mounted the app view of \(app) at \(mountpoint) (sharing the state of \(running))")
             return
         }
-        let remote = RuntimePaths.canonical(self.remote ?? "")
-        let stateDirectory = state.map(RuntimePaths.canonical) ?? RuntimePaths.defaultStateDirectory(forRemote: remote).string
+        let given = self.remote ?? ""
+        let location = try remoteLocation(given)
+        let remote = location.description
+        let stateDirectory = state.map(RuntimePaths.canonical)
+            ?? RuntimePaths.defaultStateDirectory(forRemote: remote, user: user).string
         if !foreground {
+            // Only the password file's path reaches the daemon's command line (the environment goes as it is).
             var arguments = [
                 "mount", "--remote", remote, "--state", stateDirectory, "--write-wait", "\(writeWait)",
                 "--upload-delay", "\(uploadDelay)",
@@ -130,6 +160,10 @@ struct MountCommand: ParsableCommand {
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
+            if let user { arguments += ["--user", user] }
+            if let passwordFile { arguments += ["--password-file", RuntimePaths.canonical(passwordFile)] }
+            if let caFile { arguments += ["--ca-file", RuntimePaths.canonical(caFile)] }
+            if insecure { arguments.append("--insecure") }
             if allowOther { arguments.append("--allow-other") }
             if let app { arguments += ["--app", app] }
             if let pollInterval { arguments += ["--poll-interval", "\(pollInterval)"] }
@@ -146,7 +180,7 @@ struct MountCommand: ParsableCommand {
         }
         let logger = Logger(label: "folio")
         let configuration = DaemonConfiguration(
-            remote: FilePath(remote), stateDirectory: FilePath(stateDirectory), mountpoint: FilePath(mountpoint),
+            remote: location, stateDirectory: FilePath(stateDirectory), mountpoint: FilePath(mountpoint),
             allowOther: allowOther, writeWaitTimeout: .milliseconds(Int(writeWait * 1000)),
             pollInterval: pollInterval.map { .milliseconds(Int($0 * 1000)) }, push: !noPush,
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
@@ -166,6 +200,38 @@ struct MountCommand: ParsableCommand {
             }
         }
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+extension MountCommand {
+    /// What `--remote` names: a folder (its canonical path), or a WebDAV server with its account and trust
+    /// settings, checked (``WebDAVConfiguration``) and with the password read from the file or the environment.
+    func remoteLocation(_ remote: String) throws -> RemoteLocation {
+        guard RemoteLocation.isAddress(remote) else { return .folder(FilePath(RuntimePaths.canonical(remote))) }
+        do throws(FolioError) {
+            var password: String?
+            if let passwordFile {
+                guard user != nil else { throw .invalidArgument("--password-file is the password of a --user NAME") }
+                password = try PasswordFile.read(RuntimePaths.canonical(passwordFile))
+            } else if user != nil, let variable = ProcessInfo.processInfo.environment[PasswordFile.environmentVariable],
+                !variable.isEmpty
+            {
+                password = variable
+            }
+            if let user, password == nil {
+                throw .invalidArgument(
+                    "--user \(user) needs a password: --password-file FILE (chmod 600 FILE) or the environment "
+                        + "variable \(PasswordFile.environmentVariable)")
+            }
+            // The daemon's children (the replay helper) have no use for it.
+            if foreground { unsetenv(PasswordFile.environmentVariable) }
+            return .webDAV(
+                try WebDAVConfiguration(
+                    url: remote, user: user, password: password, caFile: caFile.map(RuntimePaths.canonical),
+                    insecure: insecure))
+        } catch {
+            throw CLIError("\(error)")
+        }
     }
 }
 

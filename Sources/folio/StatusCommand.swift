@@ -8,6 +8,9 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show the state of a mount, or of one item in it.")
 
+    /// What a provider's error says when the server refused the account's credentials (HTTP 401).
+    static let authenticationFailed = "authentication failed"
+
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
@@ -30,7 +33,12 @@ struct StatusCommand: ParsableCommand {
         print("remote:   \(response.remote ?? "?")")
         print("daemon:   pid \(response.pid.map(String.init) ?? "?")")
         if let summary = response.summary {
-            if summary.providerOnline {
+            if let error = summary.lastProviderError, error.contains(Self.authenticationFailed) {
+                print("provider: AUTHENTICATION FAILED: \(error)")
+                print("          the server refuses the account: fix the user or the password (file), then "
+                    + "`folio unmount \(response.mountpoint ?? mountpoint)` and mount again; changes are kept here "
+                    + "until it lets you in")
+            } else if summary.providerOnline {
                 print("provider: online" + (summary.lastProviderError.map { " (last error: \($0))" } ?? ""))
             } else {
                 let reason = summary.lastProviderError.map { error in

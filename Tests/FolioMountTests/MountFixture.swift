@@ -36,7 +36,8 @@ final class MountFixture {
         runtime = root + "/run"
         self.extraArguments = extraArguments
         self.launcher = launcher
-        for directory in [self.remote, state, mountpoint, runtime] {
+        // (A remote that is a server's address, `http://…`, is no folder to make.)
+        for directory in [state, mountpoint, runtime] + (self.remote.contains("://") ? [] : [self.remote]) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
     }

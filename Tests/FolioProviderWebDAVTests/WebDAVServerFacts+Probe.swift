@@ -1,4 +1,5 @@
 import FolioProviderWebDAV
+import FolioTestServers
 import Foundation
 
 /// The probe that measures ``WebDAVServerFacts`` with real requests.

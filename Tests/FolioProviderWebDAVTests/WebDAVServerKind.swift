@@ -1,3 +1,4 @@
+import FolioTestServers
 import Foundation
 
 /// The real WebDAV servers the tests can start, for suites that run against each of them in turn (the provider

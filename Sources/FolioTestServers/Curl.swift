@@ -3,41 +3,52 @@ import Foundation
 /// One HTTP request made with the `curl` program, as the WebDAV test servers use it to talk to themselves: an
 /// independent client, so what the tests record about a server is what the server sends, not what Folio's own
 /// client makes of it. Every request is bounded (`--max-time`).
-struct Curl {
+public struct Curl {
     /// The reply to a request.
-    struct Reply {
+    public struct Reply {
         /// The HTTP status code (0 when no reply came: see ``exitCode``).
-        var status: Int
+        public var status: Int
         /// The reply's headers, names in lower case (the last one of a name wins).
-        var headers: [String: String]
+        public var headers: [String: String]
         /// The reply's body.
-        var body: Data
+        public var body: Data
         /// curl's exit status: 0 when a reply came, 60 when the server's certificate was not trusted, …
-        var exitCode: Int32
+        public var exitCode: Int32
 
         /// The body as text, for messages.
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     /// A user and password sent with Basic authentication.
-    struct Credentials {
+    public struct Credentials {
         /// The user name.
-        var user: String
+        public var user: String
         /// The password.
-        var password: String
+        public var password: String
+
+        /// Credentials of `user` with `password`.
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
     }
 
     /// A folder for the temporary files of a request (reply body, headers, request body).
-    var scratch: String
+    public var scratch: String
     /// Sent with every request when set.
-    var credentials: Credentials?
+    public var credentials: Credentials?
     /// A PEM file of the certificate authority to trust for `https`, when set.
-    var caFile: String?
+    public var caFile: String?
     /// The longest a request may take, in seconds.
-    var maxTime = 30
+    public var maxTime = 30
+
+    /// A client keeping its temporary files in `scratch`, without credentials or certificate authority.
+    public init(scratch: String) {
+        self.scratch = scratch
+    }
 
     /// Makes a request of `url` with `method`, extra `headers` (`"Name: value"`) and an optional body.
-    func request(_ method: String, _ url: String, headers: [String] = [], body: Data? = nil) throws -> Reply {
+    public func request(_ method: String, _ url: String, headers: [String] = [], body: Data? = nil) throws -> Reply {
         let tag = UUID().uuidString.prefix(8)
         let output = scratch + "/reply-\(tag)"
         let headerFile = scratch + "/headers-\(tag)"
@@ -71,7 +82,7 @@ struct Curl {
 
     /// The headers of the last reply in a `-D` dump (interim `100 Continue` replies come first).
     private static func headers(_ dump: String) -> [String: String] {
-        var headers: [String: String] = [:]
+        public var headers: [String: String] = [:]
         for line in dump.components(separatedBy: "\r\n") {
             if line.hasPrefix("HTTP/") {
                 headers = [:]

@@ -24,18 +24,18 @@ import XCTest
 /// - Conditional requests honoured: `PUT` with a wrong `If-Match` or `If-None-Match: *` on an existing file, and
 ///   `DELETE` with a wrong `If-Match`: 412, nothing changed; `MOVE` with `Overwrite: F` onto a file: 412.
 /// - Dead properties (`PROPPATCH` in any namespace) kept (in `.DAV/` beside the files) and moved with the file.
-final class ApacheServer: WebDAVTestServer {
+public final class ApacheServer: WebDAVTestServer {
     /// A user and password for Basic auth.
-    typealias Credentials = (user: String, password: String)
+    public typealias Credentials = (user: String, password: String)
 
     /// The folder the server serves.
-    let documentRoot: String
+    public let documentRoot: String
     /// `http://127.0.0.1:PORT`, or `https://…` with `tls`.
-    let baseURL: URL
+    public let baseURL: URL
     /// The PEM certificate a client must trust (self-signed: the certificate is its own CA), with `tls`.
-    let caFile: String?
+    public let caFile: String?
     /// curl set up with the server's credentials and CA.
-    let curl: Curl
+    public let curl: Curl
     private let folder: String
     private let tmpfs: Bool
     private let server: ServerProcess
@@ -46,7 +46,7 @@ final class ApacheServer: WebDAVTestServer {
     ///   - protectedLocation: the URL path Basic auth protects (the whole server by default).
     ///   - tls: serve `https` with a self-signed certificate for 127.0.0.1 made now with `openssl` (see ``caFile``).
     ///   - rootSize: when set (`"4m"`), the document root is a tmpfs of this size.
-    init(
+    public init(
         basicAuth: Credentials? = nil, protectedLocation: String = "/", tls: Bool = false, rootSize: String? = nil
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/apache2") else {
@@ -114,17 +114,17 @@ final class ApacheServer: WebDAVTestServer {
     }
 
     /// Kills the server and its children at once (SIGKILL), keeping its folder and port for ``start()``.
-    func kill() {
+    public func kill() {
         server.kill()
     }
 
     /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
-    func start() throws {
+    public func start() throws {
         try server.start()
     }
 
     /// Ends the server, unmounts its tmpfs root if it has one, and removes its folder.
-    func stop() {
+    public func stop() {
         server.stop()
         if tmpfs { Self.unmount(documentRoot) }
         try? FileManager.default.removeItem(atPath: folder)

@@ -6,9 +6,9 @@ import XCTest
 /// never taken for it), killed and started again on the same port when a test needs an outage (``kill()``,
 /// ``start()``), and ended by ``stop()`` (SIGTERM, then SIGKILL after a bounded wait). Not thread-safe: one test
 /// drives it.
-final class ServerProcess {
+public final class ServerProcess {
     /// `http[s]://127.0.0.1:PORT`.
-    let baseURL: URL
+    public let baseURL: URL
     private let name: String
     private let port: Int
     private let documentRoot: String
@@ -35,18 +35,18 @@ final class ServerProcess {
     }
 
     /// The server could not be started; `log` (the end of its log) says why.
-    struct DidNotStart: Error, CustomStringConvertible {
+    public struct DidNotStart: Error, CustomStringConvertible {
         /// The program.
-        let name: String
+        public let name: String
         /// The end of its log.
-        let log: String
-        var description: String { "\(name) did not start: \(log)" }
+        public let log: String
+        public var description: String { "\(name) did not start: \(log)" }
     }
 
     /// Starts the program `launch(port)` makes, trying up to `attempts` random ports, and waits at most `timeout`
     /// seconds on each for it to serve a marker file put in `documentRoot` (requested with `curl`, so with its
     /// credentials and certificate authority). `log` reads the program's log for the error when it never answers.
-    static func start(
+    public static func start(
         name: String, scheme: String = "http", documentRoot: String, curl: Curl, attempts: Int = 5,
         timeout: TimeInterval = 15, log: @escaping () -> String, launch: @escaping (Int) throws -> Process
     ) throws -> ServerProcess {
@@ -63,14 +63,14 @@ final class ServerProcess {
     }
 
     /// Starts the program again on the same port (after ``kill()``), waiting until it answers.
-    func start() throws {
+    public func start() throws {
         guard process?.isRunning != true else { return }
         guard try launchAndWait() else { throw DidNotStart(name: name, log: String(log().suffix(800))) }
     }
 
     /// Kills the program and all its children at once (SIGKILL to its process group: an outage, not a shutdown),
     /// and returns once it has exited. Its folder and port stay for ``start()``.
-    func kill() {
+    public func kill() {
         guard let process else { return }
         if process.isRunning { Glibc.kill(-process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
@@ -78,7 +78,7 @@ final class ServerProcess {
 
     /// Ends the program: SIGTERM, and SIGKILL to its process group if it is still running 2 s later (Apache waits
     /// for open keep-alive connections for longer; a throwaway server need not).
-    func stop() {
+    public func stop() {
         guard let process else { return }
         if process.isRunning { process.terminate() }
         let deadline = Date().addingTimeInterval(2)
@@ -108,7 +108,7 @@ final class ServerProcess {
 
     /// A process for `executable` with `arguments`, its output and errors appended to `logFile`. Foundation starts
     /// it in a process group of its own, so ``kill()`` reaches the children it forks.
-    static func process(_ executable: String, _ arguments: [String], logFile: String) throws -> Process {
+    public static func process(_ executable: String, _ arguments: [String], logFile: String) throws -> Process {
         if !FileManager.default.fileExists(atPath: logFile) { try Data().write(to: URL(fileURLWithPath: logFile)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
         log.seekToEndOfFile()

@@ -2,15 +2,15 @@ import Foundation
 
 /// The command-line tools the test servers need to set themselves up (`htpasswd`, `openssl`, `mount`), run to
 /// their end.
-enum Tool {
+public enum Tool {
     /// A tool ended with a non-zero status.
-    struct Failed: Error, CustomStringConvertible {
+    public struct Failed: Error, CustomStringConvertible {
         /// The tool, its first argument and its output.
-        let description: String
+        public let description: String
     }
 
     /// Runs `tool` with `arguments` and `input` on its standard input; throws with its output when it fails.
-    static func run(_ tool: String, _ arguments: [String], input: String? = nil) throws {
+    public static func run(_ tool: String, _ arguments: [String], input: String? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -31,7 +31,7 @@ enum Tool {
 
     /// Writes an htpasswd file at `path` holding one bcrypt entry for `user` (the password goes through standard
     /// input, never the command line), readable by the server's unprivileged children.
-    static func htpasswd(_ path: String, user: String, password: String) throws {
+    public static func htpasswd(_ path: String, user: String, password: String) throws {
         try run("/usr/bin/htpasswd", ["-ciB", path, user], input: password)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
     }

@@ -1,0 +1,140 @@
+import FolioTestServers
+import Foundation
+import XCTest
+
+/// Issue 15: a WebDAV account through `folio mount --remote http[s]://… --user NAME --password-file FILE` (or
+/// `FOLIO_WEBDAV_PASSWORD`): the password never on a command line (the daemon's included), a password file others
+/// can read refused with the fix, unsafe or malformed settings refused with a clear message and nothing mounted, a
+/// wrong password a clear "authentication failed" at mount and in `folio status` later.
+final class WebDAVAccountTests: WebDAVMountTestCase {
+    static let password = "s3cret pass-\(UUID().uuidString.prefix(6))"
+
+    override var serverAccount: ApacheServer.Credentials? { (user: "ann", password: Self.password) }
+
+    /// A fixture for its paths only (state, mountpoint, runtime folder), for mounts made with the CLI; whatever
+    /// gets mounted there is unmounted after the test.
+    private func paths() throws -> MountFixture {
+        let device = try MountFixture(remote: remoteURL)
+        addTeardownBlock {
+            device.folio("unmount '\(device.mountpoint)'", timeout: 30)
+            device.tearDown()
+        }
+        return device
+    }
+
+    /// Writes `text` to a new file in `device`'s folder with `mode`.
+    private func passwordFile(_ device: MountFixture, _ text: String, mode: Int) throws -> String {
+        let path = device.root + "/password-\(UUID().uuidString.prefix(6))"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        return path
+    }
+
+    /// `folio mount` in the background with `arguments` (the state and mountpoint of `device` added).
+    private func folioMount(
+        _ device: MountFixture, _ arguments: String, environment: [String: String] = [:]
+    ) -> CommandResult {
+        Shell.run(
+            "'\(MountFixture.executable)' mount \(arguments) --state '\(device.state)' '\(device.mountpoint)'",
+            timeout: 120, environment: device.environment.merging(environment) { $1 })
+    }
+
+    /// The command line of the daemon serving `device`'s mount, as `ps` shows it to every user.
+    private func daemonCommandLine(_ device: MountFixture) -> String {
+        let pid = device.status()["pid"] as? Int ?? -1
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+        return String(decoding: bytes.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
+    func testAPasswordFileLetsTheMountInAndAPasswordChangedLaterShowsInStatus() throws {
+        let setup = try paths()
+        let file = try passwordFile(setup, Self.password + "\n", mode: 0o600)
+        let device = try mount(["--user", "ann", "--password-file", file])
+        Shell.check("echo 'with a password' > '\(device.path("private.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(serverText("private.txt"), "with a password\n")
+        let commandLine = daemonCommandLine(device)
+        XCTAssertTrue(commandLine.contains("--password-file"), commandLine)
+        XCTAssertFalse(commandLine.contains(Self.password), "the password is not on the daemon's command line")
+
+        // The password changes on the server: the poll is refused (401), and status says so and what to do.
+        try Tool.htpasswd(
+            (server.documentRoot as NSString).deletingLastPathComponent + "/htpasswd", user: "ann",
+            password: "another one")
+        Shell.check("echo 'written after' > '\(device.path("later.txt"))'")
+        var status = ""
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                status = device.folio("status '\(device.mountpoint)'").stdout
+                return status.contains("AUTHENTICATION FAILED")
+            }, status)
+        XCTAssertTrue(status.contains("fix the user or the password"), status)
+        XCTAssertFalse(status.contains(Self.password), status)
+        XCTAssertEqual(Shell.check("cat '\(device.path("later.txt"))'"), "written after\n", "nothing is lost")
+    }
+
+    func testAWrongPasswordFailsTheMountWithTheReason() throws {
+        let device = try paths()
+        let file = try passwordFile(device, "not the password\n", mode: 0o600)
+        let result = folioMount(device, "--remote '\(remoteURL)' --user ann --password-file '\(file)'")
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("authentication failed"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("check --user and the password file"), result.stderr)
+        XCTAssertFalse(device.isMounted)
+    }
+
+    func testThePasswordFromTheEnvironmentNeverShowsInPs() throws {
+        let device = try paths()
+        let result = folioMount(
+            device, "--remote '\(remoteURL)' --user ann", environment: ["FOLIO_WEBDAV_PASSWORD": Self.password])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        Shell.check("echo 'from the environment' > '\(device.path("env.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(serverText("env.txt"), "from the environment\n")
+        XCTAssertFalse(daemonCommandLine(device).contains(Self.password))
+        XCTAssertFalse(Shell.check("ps -eo args").contains(Self.password), "no process shows the password")
+        XCTAssertEqual(device.folio("unmount '\(device.mountpoint)'").status, 0)
+    }
+
+    func testAPasswordFileOthersCanReadIsRefusedWithTheFix() throws {
+        let device = try paths()
+        for mode in [0o644, 0o640, 0o604] {
+            let file = try passwordFile(device, Self.password, mode: mode)
+            let result = folioMount(device, "--remote '\(remoteURL)' --user ann --password-file '\(file)'")
+            XCTAssertNotEqual(result.status, 0, "mode \(String(mode, radix: 8))")
+            XCTAssertTrue(result.stderr.contains("chmod 600 \(file)"), result.stderr)
+            XCTAssertFalse(device.isMounted)
+            XCTAssertEqual(
+                try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int, mode,
+                "the file is left as it was")
+        }
+        let missing = folioMount(
+            device, "--remote '\(remoteURL)' --user ann --password-file '\(device.root)/no-such-file'")
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stderr.contains("cannot read the password file"), missing.stderr)
+        let noPassword = folioMount(device, "--remote '\(remoteURL)' --user ann")
+        XCTAssertNotEqual(noPassword.status, 0)
+        XCTAssertTrue(noPassword.stderr.contains("needs a password"), noPassword.stderr)
+        XCTAssertFalse(device.isMounted)
+    }
+
+    func testUnsafeOrMalformedRemotesAreRefusedWithAClearMessage() throws {
+        let device = try paths()
+        let file = try passwordFile(device, Self.password, mode: 0o600)
+        let refusals: [(String, String)] = [
+            // A password in clear text over the network.
+            ("--remote http://192.0.2.10/dav/ --user ann --password-file '\(file)'", "refusing to send the password"),
+            ("--remote 'http://'", "is not an http:// or https:// address"),
+            ("--remote 'ftp://127.0.0.1/dav/'", "is not an http:// or https:// address"),
+            ("--remote 'http://ann:pw@127.0.0.1/dav/'", "without a query, fragment or credentials"),
+            ("--remote '\(remoteURL)' --ca-file '\(file)'", "is for https:// addresses"),
+            ("--remote '\(device.root)/folder' --user ann", "are for a WebDAV remote"),
+        ]
+        for (arguments, message) in refusals {
+            let result = folioMount(device, arguments)
+            XCTAssertNotEqual(result.status, 0, arguments)
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertFalse(device.isMounted, arguments)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import FolioTestServers
+import Foundation
+import XCTest
+
+/// Issue 15: Folio mounted over a real WebDAV server (a private Apache): shell tools through the mount reach the
+/// server; two mounts ("devices", separate state folders) of one server see each other's changes; simultaneous
+/// edits end as a conflict with both versions kept; an edit made on the server itself reaches the mount.
+final class WebDAVMountTests: WebDAVMountTestCase {
+    func testShellToolsThroughTheMountReachTheServer() throws {
+        let device = try mount()
+        Shell.check("echo hello > '\(device.path("a.txt"))'")
+        Shell.check("mkdir '\(device.path("dir"))' && echo bee > '\(device.path("dir/b.txt"))'")
+        Shell.check("mkdir -p '\(device.path("dir/sub"))' && echo deep > '\(device.path("dir/sub/c.txt"))'")
+        XCTAssertEqual(Shell.check("cat '\(device.path("a.txt"))'"), "hello\n")
+        Shell.check("mv '\(device.path("a.txt"))' '\(device.path("dir/moved.txt"))'")
+        Shell.check("rm '\(device.path("dir/b.txt"))'")
+        XCTAssertEqual(Shell.check("ls '\(device.path("dir"))'"), "moved.txt\nsub\n")
+        XCTAssertEqual(Shell.check("ls '\(device.mountpoint)'"), "dir\n")
+        device.waitForUploads()
+
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                self.serverNames("") == ["dir"] && self.serverNames("dir") == ["moved.txt", "sub"]
+                    && self.serverText("dir/moved.txt") == "hello\n" && self.serverText("dir/sub/c.txt") == "deep\n"
+            },
+            "on the server: \(serverNames("")) \(serverNames("dir")); status: \(device.status())")
+        let reply = try server.request("GET", Self.collection + "com.folio.drive/dir/moved.txt")
+        XCTAssertEqual(reply.status, 200)
+        XCTAssertEqual(reply.text, "hello\n", "served over HTTP as written")
+        XCTAssertEqual(try server.request("GET", Self.collection + "com.folio.drive/dir/b.txt").status, 404)
+    }
+
+    func testTwoMountsOfOneServerSeeEachOthersChanges() throws {
+        let here = try mount()
+        let there = try mount()
+        // Create.
+        Shell.check("mkdir '\(here.path("shared"))' && echo one > '\(here.path("shared/doc.txt"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.text(there, "shared/doc.txt") == "one\n" },
+            "created on one device: \(String(describing: names(there, "shared")))")
+        // Edit.
+        Shell.check("echo two > '\(here.path("shared/doc.txt"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.text(there, "shared/doc.txt") == "two\n" },
+            "edited: \(String(describing: text(there, "shared/doc.txt")))")
+        // Rename.
+        Shell.check("mv '\(here.path("shared/doc.txt"))' '\(here.path("shared/renamed.txt"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                self.names(there, "shared") == ["renamed.txt"] && self.text(there, "shared/renamed.txt") == "two\n"
+            },
+            "renamed: \(String(describing: names(there, "shared")))")
+        // Move to another folder.
+        Shell.check("mkdir '\(here.path("archive"))'")
+        Shell.check("mv '\(here.path("shared/renamed.txt"))' '\(here.path("archive/"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                self.names(there, "shared") == [] && self.text(there, "archive/renamed.txt") == "two\n"
+            },
+            "moved: \(String(describing: names(there, "shared"))) \(String(describing: names(there, "archive")))")
+        // Delete.
+        Shell.check("rm '\(here.path("archive/renamed.txt"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.names(there, "archive") == [] },
+            "deleted: \(String(describing: names(there, "archive")))")
+        // And the other way.
+        Shell.check("echo back > '\(there.path("shared/from-there.txt"))'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.text(here, "shared/from-there.txt") == "back\n" },
+            "created on the other device: \(String(describing: names(here, "shared")))")
+        XCTAssertEqual(serverText("shared/from-there.txt"), "back\n")
+        XCTAssertEqual(serverNames("archive"), [])
+    }
+
+    func testSimultaneousEditsEndAsAConflictWithBothVersionsKept() throws {
+        // This device waits 3 s before it uploads, so the other device's edit reaches the server first.
+        let here = try mount(["--upload-delay", "3"])
+        let there = try mount()
+        Shell.check("mkdir '\(here.path("docs"))' && echo original > '\(here.path("docs/doc.txt"))'")
+        here.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.text(there, "docs/doc.txt") == "original\n" })
+
+        Shell.check("echo 'edited here' > '\(here.path("docs/doc.txt"))'")
+        Shell.check("echo 'edited there' > '\(there.path("docs/doc.txt"))'")
+        let state = { Shell.run("getfattr --only-values -n user.folio.state '\(here.path("docs/doc.txt"))'").stdout }
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { state() == "conflicted" }, "state: \(state())")
+        XCTAssertEqual(Shell.check("cat '\(here.path("docs/doc.txt"))'"), "edited here\n", "the local version stays")
+        var listing = ""
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            listing = here.folio("versions '\(here.path("docs/doc.txt"))'").stdout
+            return listing.split(separator: "\n").count == 2
+        }, listing)
+        let lines = listing.split(separator: "\n")
+        let remoteVersion = lines.count > 1 ? String(lines[1].split(separator: "\t").first ?? "") : "missing"
+        XCTAssertEqual(
+            here.folio("versions show '\(here.path("docs/doc.txt"))' '\(remoteVersion)'").stdout, "edited there\n",
+            "the other device's edit is kept as a conflict version")
+        XCTAssertEqual(serverText("docs/doc.txt"), "edited there\n", "the conflicted version is not uploaded over it")
+        XCTAssertEqual(Shell.check("cat '\(there.path("docs/doc.txt"))'"), "edited there\n")
+    }
+
+    func testAnEditMadeOnTheServerReachesTheMount() throws {
+        let device = try mount()
+        Shell.check("mkdir '\(device.path("notes"))' && echo first > '\(device.path("notes/n.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(Shell.check("cat '\(device.path("notes/n.txt"))'"), "first\n")
+        let drive = Self.collection + "com.folio.drive/notes/"
+
+        let put = try server.request("PUT", drive + "n.txt", body: Data("changed on the server\n".utf8))
+        XCTAssertEqual(put.status, 204, put.text)
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                Shell.run("cat '\(device.path("notes/n.txt"))'").stdout == "changed on the server\n"
+            },
+            "the mount shows: \(Shell.run("cat '\(device.path("notes/n.txt"))'").stdout)")
+        let created = try server.request("PUT", drive + "new.txt", body: Data("new\n".utf8))
+        XCTAssertEqual(created.status, 201, created.text)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.names(device, "notes") == ["n.txt", "new.txt"] })
+        XCTAssertEqual(Shell.check("cat '\(device.path("notes/new.txt"))'"), "new\n")
+        XCTAssertEqual(try server.request("DELETE", drive + "n.txt").status, 204)
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.names(device, "notes") == ["new.txt"] },
+            "\(String(describing: names(device, "notes")))")
+    }
+}
