@@ -50,7 +50,7 @@ extension Daemon {
         let mount = FUSEMount(
             fileSystem: fileSystem,
             options: MountOptions(
-                mountpoint: mountpoint, source: configuration.remote.string, allowOther: configuration.allowOther,
+                mountpoint: mountpoint, source: configuration.remote.description, allowOther: configuration.allowOther,
                 debug: configuration.debug, rootIno: try fileSystem.rootIno(of: view), replayHelper: Self.replayHelper),
             logger: logger)
         try mount.mount()

@@ -8,6 +8,7 @@ import FolioSync
 import Foundation
 import Logging
 import Synchronization
+import SystemPackage
 
 /// The composition root: builds the object graph from a configuration, mounts, runs the services (uploader,
 /// poller, control socket) and tears everything down when the mount ends.
@@ -250,7 +251,7 @@ public final class Daemon: @unchecked Sendable {
         var response = ControlResponse(ok: true)
         response.pid = getpid()
         response.mountpoint = mountpoint
-        response.remote = configuration.remote.string
+        response.remote = configuration.remote.description
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }

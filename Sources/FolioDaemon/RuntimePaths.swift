@@ -59,13 +59,20 @@ public enum RuntimePaths {
     /// `.`; the last name of the address's path) and a hash of the address (scheme and host in lower case, the
     /// path ending with `/`) and the account.
     static func key(forAddress address: String, user: String?) -> String {
-        var components = URLComponents(string: address)
-        components?.scheme = components?.scheme?.lowercased()
-        components?.host = components?.host?.lowercased()
-        if let path = components?.path, !path.hasSuffix("/") { components?.path = path + "/" }
-        let normal = components?.string ?? address
-        let host = safeName(components?.host ?? "")
-        let last = safeName((components?.path ?? "").split(separator: "/").last.map(String.init) ?? "")
+        var normal = address
+        var host = ""
+        var last = ""
+        if var components = URLComponents(string: address) {
+            let scheme = components.scheme?.lowercased()
+            let lowerHost = components.host?.lowercased()
+            let path = components.path
+            components.scheme = scheme
+            components.host = lowerHost
+            if !path.hasSuffix("/") { components.path = path + "/" }
+            normal = components.string ?? address
+            host = safeName(lowerHost ?? "")
+            last = safeName(path.split(separator: "/").last.map(String.init) ?? "")
+        }
         let hash = String(StableHash.fnv1a((user.map { $0 + "@" } ?? "") + normal), radix: 16)
         return (["webdav", host, last].filter { !$0.isEmpty } + [hash]).joined(separator: "-")
     }

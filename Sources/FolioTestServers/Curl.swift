@@ -82,7 +82,7 @@ public struct Curl {
 
     /// The headers of the last reply in a `-D` dump (interim `100 Continue` replies come first).
     private static func headers(_ dump: String) -> [String: String] {
-        public var headers: [String: String] = [:]
+        var headers: [String: String] = [:]
         for line in dump.components(separatedBy: "\r\n") {
             if line.hasPrefix("HTTP/") {
                 headers = [:]
