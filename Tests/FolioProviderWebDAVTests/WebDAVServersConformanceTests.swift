@@ -1,5 +1,6 @@
 import FolioCore
 import FolioProviderWebDAV
+import FolioTestServers
 import FolioTesting
 import Foundation
 import XCTest
