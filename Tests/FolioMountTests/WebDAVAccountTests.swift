@@ -96,6 +96,33 @@ final class WebDAVAccountTests: WebDAVMountTestCase {
         XCTAssertEqual(device.folio("unmount '\(device.mountpoint)'").status, 0)
     }
 
+    /// `Mount/mount.folio` (what mount(8) runs for `-t fuse.folio`) with the WebDAV options, run as mount(8) would.
+    func testTheMountHelperTakesTheWebDAVOptions() throws {
+        let device = try paths()
+        let file = try passwordFile(device, Self.password + "\n", mode: 0o600)
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let helper = "sh '\(repository)/Mount/mount.folio'"
+        let mounted = Shell.run(
+            "\(helper) '\(remoteURL)' '\(device.mountpoint)' -o "
+                + "'_netdev,username=ann,password_file=\(file),state=\(device.state),poll_interval=1'",
+            timeout: 120, environment: device.environment.merging(["FOLIO": MountFixture.executable]) { $1 })
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        XCTAssertTrue(device.isMounted)
+        Shell.check("echo 'through mount.folio' > '\(device.path("helper.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(serverText("helper.txt"), "through mount.folio\n")
+        XCTAssertFalse(daemonCommandLine(device).contains(Self.password))
+        XCTAssertEqual(device.folio("unmount '\(device.mountpoint)'").status, 0)
+
+        let refused = Shell.run(
+            "\(helper) '\(remoteURL)' '\(device.mountpoint)' -o 'username=ann,password=\(Self.password)'",
+            environment: ["FOLIO": MountFixture.executable])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("use password_file=FILE"), refused.stderr)
+        XCTAssertFalse(device.isMounted)
+    }
+
     func testAPasswordFileOthersCanReadIsRefusedWithTheFix() throws {
         let device = try paths()
         for mode in [0o644, 0o640, 0o604] {
