@@ -123,6 +123,26 @@ final class WebDAVAccountTests: WebDAVMountTestCase {
         XCTAssertFalse(device.isMounted)
     }
 
+    func testTheDefaultStateFolderOfAServerIsNamedAfterItsAddress() throws {
+        let device = try paths()
+        let home = device.root + "/home"
+        let result = Shell.run(
+            "'\(MountFixture.executable)' mount --remote '\(remoteURL)' --user ann '\(device.mountpoint)'",
+            environment: device.environment.merging(["HOME": home, "FOLIO_WEBDAV_PASSWORD": Self.password]) { $1 })
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let state = device.status()["stateDirectory"] as? String ?? ""
+        XCTAssertTrue(state.hasPrefix(home + "/.local/state/folio/webdav-127.0.0.1-folio-"), state)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int, 0o700)
+        XCTAssertEqual(device.folio("unmount '\(device.mountpoint)'").status, 0)
+        // The same address mounted again finds the same state.
+        let again = Shell.run(
+            "'\(MountFixture.executable)' mount --remote '\(remoteURL.dropLast())' --user ann '\(device.mountpoint)'",
+            environment: device.environment.merging(["HOME": home, "FOLIO_WEBDAV_PASSWORD": Self.password]) { $1 })
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(device.status()["stateDirectory"] as? String, state)
+        XCTAssertEqual(device.folio("unmount '\(device.mountpoint)'").status, 0)
+    }
+
     func testAPasswordFileOthersCanReadIsRefusedWithTheFix() throws {
         let device = try paths()
         for mode in [0o644, 0o640, 0o604] {
