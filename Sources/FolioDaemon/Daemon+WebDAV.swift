@@ -3,10 +3,11 @@ import FolioProviderWebDAV
 import Foundation
 
 extension Daemon {
-    /// Opens the WebDAV server `server` and asks it for its containers once (which makes the Drive collection if
-    /// it is missing). A state synced with another remote is refused, nothing changed. A server that refuses
-    /// the account (401, 403) fails the mount with the reason; one that cannot be reached, or does not answer
-    /// as it should, fails a first mount but not a later one, which shows what the state knows (offline).
+    /// Opens the WebDAV server `server`. A state synced with another remote is refused, nothing changed. At a
+    /// first mount (no `recorded` identity) the server is asked for its containers at once (which makes the Drive
+    /// collection if it is missing), and any failure fails the mount with the reason: a wrong password is
+    /// "authentication failed", not an empty mount. A later mount shows what the state knows whatever the server
+    /// answers (offline, or a refused password, which `folio status` then shows).
     func openServer(_ server: WebDAVConfiguration, recorded: String?) throws(FolioError) -> OpenedRemote {
         let identity = RemoteLocation.webDAVIdentity(of: server)
         if let recorded, recorded != identity {
@@ -16,7 +17,8 @@ extension Daemon {
         }
         let provider = try WebDAVProvider(
             configuration: server, stateFolder: URL(fileURLWithPath: configuration.stateDirectory.string))
-        let reached: FolioError? = blockOn {
+        guard recorded == nil else { return .webDAV(provider, identity: identity) }
+        let failure: FolioError? = blockOn {
             do {
                 _ = try await provider.listContainers()
                 return nil
@@ -24,14 +26,10 @@ extension Daemon {
                 return FolioError(error)
             }
         }
-        guard let error = reached else { return .webDAV(provider, identity: identity) }
-        var refusesAccount = false
-        if case .accessDenied = error { refusesAccount = true }
-        if refusesAccount || recorded == nil {
+        if let failure {
             blockOn { await provider.shutdown() }
-            throw error
+            throw failure
         }
-        logger.warning("\(server.baseURL) cannot be reached now (\(error)): mounting with what the state knows")
         return .webDAV(provider, identity: identity)
     }
 }

@@ -13,16 +13,19 @@ class WebDAVMountTestCase: XCTestCase {
     /// The account the server lets in (Basic auth on everything), or `nil` for an anonymous server.
     var serverAccount: ApacheServer.Credentials? { nil }
 
+    /// Whether the server serves `https` (with a self-signed certificate, ``ApacheServer/caFile``).
+    var serverUsesTLS: Bool { false }
+
     /// The collection the mounts use as their remote, from the server's root.
     static let collection = "/folio/"
 
-    /// The address the mounts are given: `http://127.0.0.1:PORT/folio/`.
+    /// The address the mounts are given: `http[s]://127.0.0.1:PORT/folio/`.
     var remoteURL: String { server.baseURL.absoluteString + Self.collection }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/dev/fuse"), "needs /dev/fuse")
-        let server = try ApacheServer(basicAuth: serverAccount)
+        let server = try ApacheServer(basicAuth: serverAccount, tls: serverUsesTLS)
         self.server = server
         addTeardownBlock { server.stop() }
         let made = try server.request("MKCOL", Self.collection)

@@ -122,4 +122,39 @@ final class WebDAVMountTests: WebDAVMountTestCase {
             Shell.waitUntil(timeout: 30) { self.names(device, "notes") == ["new.txt"] },
             "\(String(describing: names(device, "notes")))")
     }
+
+    func testALaterMountWhileTheServerIsDownShowsWhatTheStateKnows() throws {
+        let device = try mount()
+        Shell.check("echo kept > '\(device.path("kept.txt"))'")
+        device.waitForUploads()
+        device.stop()
+        server.kill()
+        try device.start()
+        XCTAssertEqual(Shell.check("cat '\(device.path("kept.txt"))'"), "kept\n", "the content is local")
+        XCTAssertTrue(device.folio("status '\(device.mountpoint)'").stdout.contains("provider: OFFLINE"))
+        Shell.check("echo 'written offline' > '\(device.path("offline.txt"))'")
+        try server.start()
+        device.waitForUploads()
+        XCTAssertEqual(serverText("offline.txt"), "written offline\n")
+    }
+
+    func testAStateSyncedWithTheServerIsNeverPointedAtAnotherRemote() throws {
+        let device = try mount()
+        Shell.check("echo here > '\(device.path("a.txt"))'")
+        device.waitForUploads()
+        device.stop()
+        let folder = device.root + "/folder-remote"
+        let other = Shell.run(
+            "'\(MountFixture.executable)' mount --remote '\(folder)' --state '\(device.state)' '\(device.mountpoint)'",
+            environment: device.environment)
+        XCTAssertNotEqual(other.status, 0)
+        XCTAssertTrue(other.stderr.contains("is not the remote this state was synced with"), other.stderr)
+        let otherServer = Shell.run(
+            "'\(MountFixture.executable)' mount --remote '\(server.baseURL.absoluteString)/elsewhere/' "
+                + "--state '\(device.state)' '\(device.mountpoint)'",
+            environment: device.environment)
+        XCTAssertNotEqual(otherServer.status, 0)
+        XCTAssertTrue(otherServer.stderr.contains("was synced with another remote"), otherServer.stderr)
+        XCTAssertFalse(device.isMounted)
+    }
 }
