@@ -72,7 +72,7 @@ final class WebDAVMountTests: WebDAVMountTestCase {
         XCTAssertEqual(serverNames("archive"), [])
     }
 
-    func testSimultaneousEditsEndAsAConflictWithBothVersionsKept() throws {
+    func testSimultaneousEditsEndAsAConflictWithBothVersionsKeptAndConvergeAfterResolve() throws {
         // This device waits 3 s before it uploads, so the other device's edit reaches the server first.
         let here = try mount(["--upload-delay", "3"])
         let there = try mount()
@@ -97,6 +97,22 @@ final class WebDAVMountTests: WebDAVMountTestCase {
             "the other device's edit is kept as a conflict version")
         XCTAssertEqual(serverText("docs/doc.txt"), "edited there\n", "the conflicted version is not uploaded over it")
         XCTAssertEqual(Shell.check("cat '\(there.path("docs/doc.txt"))'"), "edited there\n")
+
+        // Keep both: the local version is uploaded, the other one becomes a sibling; both devices converge.
+        let resolved = here.folio("versions resolve '\(here.path("docs/doc.txt"))' --keep both")
+        XCTAssertEqual(resolved.status, 0, resolved.stderr)
+        here.waitForUploads()
+        for device in [here, there] {
+            XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+                let names = self.names(device, "docs") ?? []
+                let sibling = names.first { $0.hasPrefix("doc (conflict from the remote, ") }
+                return names.count == 2 && names.contains("doc.txt") && sibling != nil
+                    && self.text(device, "docs/doc.txt") == "edited here\n"
+                    && self.text(device, "docs/" + (sibling ?? "")) == "edited there\n"
+            }, "\(device.mountpoint): \(String(describing: names(device, "docs")))")
+        }
+        XCTAssertEqual(serverText("docs/doc.txt"), "edited here\n")
+        XCTAssertEqual(serverNames("docs").count, 2, "\(serverNames("docs"))")
     }
 
     func testAnEditMadeOnTheServerReachesTheMount() throws {
