@@ -173,4 +173,29 @@ final class WebDAVMountTests: WebDAVMountTestCase {
         XCTAssertTrue(otherServer.stderr.contains("was synced with another remote"), otherServer.stderr)
         XCTAssertFalse(device.isMounted)
     }
+
+    func testChangesOnAnotherDeviceFireInotifyEventsOnTheMount() throws {
+        let here = try mount()
+        let there = try mount()
+        Shell.check("mkdir '\(here.path("shared"))'")
+        here.waitForUploads()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.names(there, "shared") == [] })
+        let watcher = try InotifyWatcher(tree: there.mountpoint, directory: there.root)
+        addTeardownBlock { watcher.stop() }
+
+        Shell.check("echo one > '\(here.path("shared/a.txt"))'")
+        watcher.expect("CREATE shared/a.txt", "a file created on the other device")
+        Shell.check("mv '\(here.path("shared/a.txt"))' '\(here.path("shared/b.txt"))'")
+        watcher.expect("MOVED_TO shared/b.txt", "a rename on the other device")
+        let before = watcher.events.count
+        Shell.check("echo 'edited' > '\(here.path("shared/b.txt"))'")
+        watcher.expect("an edit on the other device") { event in
+            let kinds = event.split(separator: " ").first?.split(separator: ",") ?? []
+            return event.hasSuffix(" shared/b.txt")
+                && kinds.contains { ["MODIFY", "CLOSE_WRITE", "ATTRIB"].contains(String($0)) }
+                && watcher.events.firstIndex(of: event).map { $0 >= before } == true
+        }
+        Shell.check("rm '\(here.path("shared/b.txt"))'")
+        watcher.expect("DELETE shared/b.txt", "a delete on the other device")
+    }
 }
