@@ -1,3 +1,4 @@
+import FolioTestServers
 import Foundation
 import XCTest
 
