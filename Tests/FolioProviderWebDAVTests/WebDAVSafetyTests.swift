@@ -1,5 +1,6 @@
 import FolioCore
 import FolioProviderWebDAV
+import FolioTestServers
 import Foundation
 import SystemPackage
 import XCTest
