@@ -4,15 +4,19 @@ extension FolioFileSystem {
     // MARK: Attributes
 
     func attributes(of node: Node, state: borrowing State, handle: UInt64? = nil) -> Attributes {
-        // The kernel keeps one size per inode and clips cached reads to it. While open handles see different
-        // versions, report the largest of their sizes so no reader is cut short; each handle's reads are
-        // bounded by its own version in the daemon.
+        // The kernel keeps one size per inode and clips page-cache reads to it; direct-I/O reads go to the
+        // daemon whatever it is, each bounded by its handle's own version. So while open handles see different
+        // versions, the size is the one of the view in the page cache: were it larger, a cached reader of a
+        // shorter version would get the kernel's zero fill past its end as data (a short read leaves the size
+        // as it is when attributes changed meanwhile). With no handle cached, it is the newest.
         var size = state.sessions[node.ino]?.size ?? node.size
         if state.hasDivergentViews(node.ino) {
-            size = max(size, node.size)
-            for open in state.handles.values where open.ino == node.ino && open.readFD != nil {
-                size = max(size, open.snapshotSize)
+            var cached: Int64?
+            for open in state.handles.values where open.ino == node.ino && open.isCached {
+                let viewSize = open.readFD != nil ? open.snapshotSize : size
+                cached = max(cached ?? 0, viewSize)
             }
+            size = cached ?? size
         }
         var attributes = Attributes(
             ino: node.ino, kind: node.kind, permissions: node.mode, linkCount: linkCount(of: node, state: state),

@@ -101,6 +101,48 @@ final class RemoteChangesTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0, "remote changes are not uploaded back")
     }
 
+    /// An open reader of a version the remote has since replaced by a longer one reads exactly its version, many
+    /// rounds, while another thread stats the file all along (each answer changes the inode's attributes in the
+    /// kernel while the read is in flight; the kernel then fills a short cached read with zeros up to the size it
+    /// was told, so the size it is told must be the cached reader's).
+    func testAnOpenReaderOfAReplacedVersionNeverGetsZerosWhileOthersStatManyRounds() throws {
+        let script = """
+            import os, sys, threading, time
+            remote, mounted, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+            def put(text):
+                with open(remote + ".tmp", "w") as f: f.write(text)
+                os.rename(remote + ".tmp", remote)
+            def shows(text):
+                deadline = time.time() + 15
+                while time.time() < deadline:
+                    try:
+                        with open(mounted, "rb") as f:
+                            if f.read() == text.encode(): return
+                    except OSError: pass
+                    time.sleep(0.02)
+                sys.exit("the mount never showed %r" % text)
+            for r in range(rounds):
+                old = "round %d old\\n" % r
+                new = old + "x" * (100 + r) + "\\n"
+                put(old); shows(old)
+                reader = open(mounted, "rb")
+                put(new); shows(new)
+                stop = threading.Event()
+                def hammer():
+                    while not stop.is_set(): os.stat(mounted)
+                worker = threading.Thread(target=hammer); worker.start()
+                got = reader.read()
+                stop.set(); worker.join(); reader.close()
+                if got != old.encode(): sys.exit("round %d: the reader got %r, not %r" % (r, got, old))
+            print("ok")
+            """
+        let result = Shell.run(
+            "python3 -c '\(script.replacingOccurrences(of: "'", with: "'\\''"))' "
+                + "'\(fixture.remote)/com.folio.drive/docs/a.txt' '\(fixture.path("docs/a.txt"))' 40",
+            timeout: 300)
+        XCTAssertEqual(result.stdout, "ok\n", result.stderr)
+    }
+
     /// The remote's folder goes away for a moment (a share unmounted and mounted again): the provider replaces
     /// its watcher, and push goes on with the new one (with a ten-minute poll, only push can bring the change).
     func testPushGoesOnAfterTheRemoteWasAwayForAMoment() throws {
