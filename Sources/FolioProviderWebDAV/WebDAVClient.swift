@@ -131,10 +131,13 @@ public final class WebDAVClient: Sendable {
 
     /// GETs `path` into `destination` (the file is created if missing; bytes are written at their offsets),
     /// asking for `range` when given. Returns the answer (without body) and the bytes written: a `206` is checked
-    /// against the range asked for, a `200` to a ranged request is skipped to the range's start. Tried once: a
-    /// transport failure is a ``PartialDownload`` saying how far it got, so the caller goes on from there.
+    /// against the range asked for, a `200` to a ranged request is skipped to the range's start. `accept` sees a
+    /// `200` or `206` answer's headers before any byte is written, and refuses the body by throwing (a version that
+    /// is not the one asked for must never reach the file, not even for a moment). Tried once: a transport failure
+    /// is a ``PartialDownload`` saying how far it got, so the caller goes on from there.
     func download(
         _ path: String, headers: [(String, String)], range: Range<Int64>?, to destination: FilePath,
+        accept: @Sendable (WebDAVResponse) throws(FolioError) -> Void = { _ in },
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> (response: WebDAVResponse, written: Int64) {
         var all = headers
@@ -148,6 +151,7 @@ public final class WebDAVClient: Sendable {
                 _ = try? await response.body.collect(upTo: 64 << 10)  // an error page
                 return (answer, 0)
             }
+            try accept(answer)  // a refused body is never read: its connection is closed with the response
             var skip: Int64 = 0
             let offset = range?.lowerBound ?? 0
             if let range, answer.status == 206 {

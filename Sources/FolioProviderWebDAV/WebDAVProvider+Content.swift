@@ -66,16 +66,21 @@ extension WebDAVProvider {
             let headers: [(String, String)] = []
             let base = done
             do {
+                let expected = Self.entityTag(item.version)
+                let name = item.name
                 let (response, written) = try await client.download(
                     itemPath, headers: headers, range: rest, to: destination,
+                    accept: { answer throws(FolioError) in
+                        // Checked before a byte is written: bytes of another version never reach the file.
+                        if let tag = answer.header("etag"), let expected,
+                            Self.weakless(Self.quoted(tag)) != Self.weakless(expected)
+                        {
+                            throw .conflict("\(name) changed on the server while it was read")
+                        }
+                    },
                     progress: { progress(base + $0) })
                 guard response.status == 200 || response.status == 206 else {
                     throw WebDAVStatus.error(response.status, "GET \(itemPath)")
-                }
-                if let tag = response.header("etag"), let expected = Self.entityTag(item.version),
-                    Self.weakless(Self.quoted(tag)) != Self.weakless(expected)
-                {
-                    throw FolioError.conflict("\(item.name) changed on the server while it was read")
                 }
                 done += written
                 if written == 0 {

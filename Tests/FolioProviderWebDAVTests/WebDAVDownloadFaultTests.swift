@@ -56,16 +56,25 @@ final class WebDAVDownloadFaultTests: XCTestCase {
     }
 
     /// The rest of a cut download must be of the version the fetch started with: the answer's ETag is compared
-    /// (not `If-Match`, which Apache's weak tags never satisfy), and another version is a conflict.
+    /// (not `If-Match`, which Apache's weak tags never satisfy), and another version is a conflict — found before
+    /// any of its bytes is written or reported as fetched, so a reader of the version never sees one of them.
     func testTheRestOfACutDownloadFromAnotherVersionIsAConflict() async throws {
-        let other = Data(content.reversed())
-        server.on("GET", file, .content(content, etag: tag, cutAfter: 100_000), .content(other, etag: "\"b2\""))
+        let cut = 100_000
+        let other = Data(content.map { ~$0 })
+        server.on("GET", file, .content(content, etag: tag, cutAfter: cut), .content(other, etag: "\"b2\""))
         let (provider, item) = try await listed()
+        let reported = Counter()
         let error = await folioError {
             _ = try await provider.fetchContents(
-                of: item.id, in: .drive, version: item.version, to: .init(destination.path), progress: { _ in })
+                of: item.id, in: .drive, version: item.version, to: .init(destination.path),
+                progress: { reported.raise(to: $0) })
         }
         guard case .conflict? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(server.count("GET", file), 2)
+        let written = try Data(contentsOf: destination)
+        XCTAssertLessThanOrEqual(written.count, cut, "no byte of the other version was written")
+        XCTAssertEqual(written, content.prefix(written.count))
+        XCTAssertLessThanOrEqual(reported.value, Int64(written.count), "progress never counts the other version")
     }
 
     func testAServerThatIgnoresRangeStillGetsTheRightBytesWritten() async throws {
@@ -123,4 +132,16 @@ final class WebDAVDownloadFaultTests: XCTestCase {
         guard case .offline? = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertEqual(server.count("GET", file), 3)
     }
+}
+
+/// The highest progress a fetch reported, from any thread.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var highest: Int64 = 0
+
+    /// The highest value seen so far.
+    var value: Int64 { lock.withLock { highest } }
+
+    /// Records `value` if it is the highest yet.
+    func raise(to value: Int64) { lock.withLock { highest = max(highest, value) } }
 }
