@@ -71,7 +71,10 @@ public protocol Provider: Sendable {
 
     /// Changes an item's metadata and/or content. Fails with `.conflict` when the remote version is no longer
     /// `baseVersion` and content is sent (the remote change is never overwritten), unless it is the version
-    /// `changes.retryTag` wrote (this writer's own earlier attempt).
+    /// `changes.retryTag` wrote (this writer's own earlier attempt). A change without content is made whatever
+    /// the version; when a file was no longer at `baseVersion` (nor at a version `changes.retryTag` wrote), the
+    /// answer says so (``RemoteItem/changedElsewhere``), so the caller never takes the other writer's version
+    /// for the content it has.
     func modifyItem(
         _ id: ItemID, in container: ContainerID, baseVersion: String, changes: RemoteItemChanges,
         contents: FilePath?

@@ -20,6 +20,11 @@ public struct RemoteItem: Hashable, Sendable, Codable {
     public var symlinkTarget: String?
     /// The provider's version of the item's content; changes with every content change.
     public var version: String
+    /// Set only on the answer to a change without content (``Provider/modifyItem(_:in:baseVersion:changes:contents:)``)
+    /// of a file that was no longer at the base version the caller sent: another writer changed its content
+    /// meanwhile, so ``version`` names content the caller has not seen. The caller keeps its base version, and
+    /// the next enumeration brings the other writer's version as a remote change. `nil` (not set) elsewhere.
+    public var changedElsewhere: Bool?
 
     /// Creates a remote item description.
     public init(

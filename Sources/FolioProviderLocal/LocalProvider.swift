@@ -191,12 +191,16 @@ public final class LocalProvider: Provider {
             let plan = try tree.planMove(of: item, changes)
             // A new modification time alone makes a new version of a file: still this writer's own (stamped
             // below) if the one before was its base or its own.
+            // A change without content to a file another writer changed since the base is made, and said so.
             var ownedVersion: String?
-            if staged == nil, changes.modificationTime != nil, item.kind == .file {
+            var changedElsewhere = false
+            if staged == nil, item.kind == .file {
                 let before = try tree.remoteItem(for: item).version
                 if before == baseVersion
                     || tree.isUnchangedWrite(by: changes.retryTag, at: item, version: before) {
-                    ownedVersion = before
+                    if changes.modificationTime != nil { ownedVersion = before }
+                } else {
+                    changedElsewhere = true
                 }
             }
             if let staged {
@@ -207,12 +211,13 @@ public final class LocalProvider: Provider {
             if let plan { item = try tree.move(item, as: plan) }
             if renamed, staged?.isSmall == false { folderOfBigContent = item.path.removingLastComponent() }
             item = try tree.applyAttributes(changes, to: item)
-            let modified = try tree.remoteItem(for: item)
+            var modified = try tree.remoteItem(for: item)
             tree.noteChanged(modified)
             if let ownedVersion, modified.version != ownedVersion {
                 // Best effort: the change is made; without the stamp a retry from the old base conflicts.
                 try? tree.stampWrite(by: changes.retryTag, version: modified.version, on: item)
             }
+            if changedElsewhere { modified.changedElsewhere = true }
             return modified
         }
         if staged?.isSmall ?? false { try await diskFlush.flush() }

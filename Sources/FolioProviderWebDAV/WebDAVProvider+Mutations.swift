@@ -124,6 +124,18 @@ extension WebDAVProvider {
         }
         let old = (id: id, parent: entry.parent)
         var current = try await currentItem(id, entry: entry)
+        // A change without content to a file another writer changed since `baseVersion` (not this writer's own
+        // earlier attempt, its retry tag's): said in the answer, so the caller never takes that content for its.
+        var changedElsewhere = false
+        if contents == nil, current.kind == .file, current.version != baseVersion {
+            changedElsewhere = true
+            if let retryTag = changes.retryTag {
+                let here = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
+                    folder: false)
+                let found = try self.properties(of: here, in: try await propfind(here, depth: 0))
+                changedElsewhere = !Self.isOwnWrite(found, tag: retryTag, version: current.version)
+            }
+        }
         let destinationContainer = changes.container ?? container
         let destinationParent = changes.parentID ?? entry.parent
         let destinationName = changes.name ?? entry.name
@@ -189,6 +201,7 @@ extension WebDAVProvider {
         }
         if entry.container != container { journal.deleted(id, in: container) }
         noteOwnChange(current, replacing: old)
+        if changedElsewhere { current.changedElsewhere = true }
         return current
     }
 

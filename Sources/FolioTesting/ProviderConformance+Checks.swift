@@ -91,6 +91,8 @@ extension ProviderConformance {
             changes: RemoteItemChanges(parentID: .some(folderB.id)), contents: nil
         )
         try space.expect(moved.id == file.id && moved.parentID == folderB.id, "move returned \(moved)")
+        try space.expect(
+            moved.changedElsewhere != true, "a move from the current version was answered as changed elsewhere")
 
         let movedFolder = try await provider.modifyItem(
             folderA.id, in: space.container, baseVersion: folderA.version,
@@ -289,6 +291,10 @@ extension ProviderConformance {
             changes: RemoteItemChanges(name: "doc renamed.txt", mode: 0o600), contents: nil
         )
         try space.expect(metadataOnly.name == "doc renamed.txt", "a metadata change with a stale base was not applied")
+        try space.expect(
+            metadataOnly.changedElsewhere == true,
+            "a metadata change with a stale base did not say the content changed elsewhere (the caller would take "
+                + "version \(metadataOnly.version) for the content it has)")
         if options.preservesMode {
             try space.expect(
                 metadataOnly.mode & 0o777 == 0o600, "mode after chmod: \(String(metadataOnly.mode, radix: 8))"

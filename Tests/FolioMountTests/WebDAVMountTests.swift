@@ -139,6 +139,31 @@ final class WebDAVMountTests: WebDAVMountTestCase {
             "\(String(describing: names(device, "notes")))")
     }
 
+    /// A rename (a change without content) of a document the server changed meanwhile, before this device saw
+    /// the change: the device never takes the server's version for the content it has. It brings the server's
+    /// content, and an edit here then builds on it: the server's edit is never lost.
+    func testARenameOfADocumentChangedOnTheServerMeanwhileBringsTheServersContent() throws {
+        let device = try mount(["--poll-interval", "600"])  // only a new enumeration (a restart) looks again
+        Shell.check("echo one > '\(device.path("doc.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(serverText("doc.txt"), "one\n")
+        let drive = Self.collection + "com.folio.drive/"
+        let put = try server.request("PUT", drive + "doc.txt", body: Data("two, from the server\n".utf8))
+        XCTAssertEqual(put.status, 204, put.text)
+        Shell.check("mv '\(device.path("doc.txt"))' '\(device.path("renamed.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(serverText("renamed.txt"), "two, from the server\n")
+        device.stop()
+        try device.start()
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.text(device, "renamed.txt") == "two, from the server\n" },
+            "the mount shows \(String(describing: text(device, "renamed.txt")))")
+        Shell.check("echo 'three, from here' >> '\(device.path("renamed.txt"))'")
+        device.waitForUploads()
+        XCTAssertEqual(
+            serverText("renamed.txt"), "two, from the server\nthree, from here\n", "the server's edit is kept")
+    }
+
     func testALaterMountWhileTheServerIsDownShowsWhatTheStateKnows() throws {
         let device = try mount()
         Shell.check("echo kept > '\(device.path("kept.txt"))'")
