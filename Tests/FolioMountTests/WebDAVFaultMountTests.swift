@@ -235,7 +235,9 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
                 $0.method == "PUT" && $0.path == self.urlPath("report.bin") && $0.status == 507
             }.count
         }
-        XCTAssertTrue(Shell.waitUntil(timeout: 60) { note(); return refused() >= 2 }, "PUTs refused: \(refused())")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { note(); return refused() >= 2 },
+            "PUTs refused: \(refused()): \(server.accessLog().filter { $0.path.hasSuffix("report.bin") })")
         XCTAssertNil(serverText("report.bin"))
 
         // Room on the server again: the upload lands, whole.
