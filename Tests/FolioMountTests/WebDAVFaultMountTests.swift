@@ -202,7 +202,10 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
         let device = try mount()
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: self.serverPath("")) })
         let filler = server.documentRoot + "/filler"
-        Shell.run("cat /dev/zero > '\(filler)' 2>/dev/null")
+        // The filler leaves 1 MiB free: small requests go through, the 2 MiB document does not fit.
+        Shell.check(
+            "head -c $(( $(df --output=avail -B1 '\(server.documentRoot)' | tail -1) - (1 << 20) )) /dev/zero"
+                + " > '\(filler)'")
         let original = device.root + "/report.bin"
         Shell.check("head -c $((2 << 20)) /dev/urandom > '\(original)'")
         let digest = Shell.check("md5sum < '\(original)'")
