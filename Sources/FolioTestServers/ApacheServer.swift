@@ -11,8 +11,8 @@ import XCTest
 /// size (`rootSize`, needs root).
 ///
 /// Every request it answered is in its access log (``accessLog()``): method, path, status and the request's
-/// `Range`, `If-Match`, `If-None-Match` and `Content-Length` headers, one line each, written as the request ends
-/// (so a request cut short by ``kill()`` is not in it).
+/// `Range`, `If-Match`, `If-None-Match` and `Content-Length` headers, one line each, written once the answer is sent
+/// (so a request cut short by ``kill()`` is not in it, nor, at times, one that had just been carried out).
 ///
 /// What Apache 2.4 `mod_dav_fs` sends and does (measured by `ApacheServerTests`; Debian's 2.4.71):
 /// - ETags: strong `"size-mtime"` for a file changed more than a second before the request, weak `W/"…"` for one
