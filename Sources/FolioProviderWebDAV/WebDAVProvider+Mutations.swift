@@ -42,7 +42,11 @@ extension WebDAVProvider {
                 ? WebDAVResponse(status: 412, headers: [:], body: Data())
                 : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
             putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
-            if reply.status == 412 {
+            if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
+                // This create's own earlier `PUT` landed but the connection was lost before its properties were
+                // set: it is claimed below, and nothing is sent again.
+                putTag = nil
+            } else if reply.status == 412 {
                 let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
                 let entry = ItemIndex.Entry(
                     container: container, parent: template.parentID, name: template.name, isFolder: false)
@@ -102,6 +106,23 @@ extension WebDAVProvider {
             throw FolioError.conflict("\(template.name) was changed on the server after an earlier attempt")
         }
         return Self.version(properties, size: properties.contentLength ?? 0)
+    }
+
+    /// Whether the file at `itemPath` is a copy nobody claimed of what this create sends: no item id on it (no
+    /// Folio property, and no other item's recorded at this place) and exactly the bytes of `body`. That is what this
+    /// create's own earlier attempt leaves when the connection is lost after its `PUT` and before its properties
+    /// are set; taking it loses nothing (another client's file of the same name and bytes would be the same file).
+    private func isUnclaimedCopy(
+        _ template: RemoteItemTemplate, at itemPath: String, of body: WebDAVClient.Body
+    ) async throws(FolioError) -> Bool {
+        guard let listing = try await existing(itemPath, depth: 0) else { return false }
+        let properties = try self.properties(of: itemPath, in: listing)
+        // A listing made meanwhile records the id it derives from the path (`dav:…`): no item's own id.
+        let recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
+        guard properties.folio["id"] == nil, !properties.isCollection,
+            recorded.map({ $0 == template.id || $0.rawValue.hasPrefix("dav:") }) ?? true
+        else { return false }
+        return try await holds(itemPath, size: properties.contentLength ?? -1, sameAs: body)
     }
 
     /// What a `PUT` of this kind of item sends.
@@ -308,8 +329,9 @@ extension WebDAVProvider {
         case .none: local = Data()
         case .bytes(let data): local = data
         case .file(let file):
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.string),
-                (attributes[.size] as? Int64 ?? -1) == size, size <= 16 << 20,
+            // stat(2), which follows symlinks: the uploader hands over `/proc/self/fd/N` of the version file.
+            var info = stat()
+            guard stat(file.string, &info) == 0, Int64(info.st_size) == size, size <= 16 << 20,
                 let data = FileManager.default.contents(atPath: file.string)
             else { return false }
             local = data

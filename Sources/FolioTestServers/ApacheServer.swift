@@ -10,6 +10,10 @@ import XCTest
 /// self-signed certificate made for the server (`tls`, ``caFile``), and a document root on a tmpfs of a given
 /// size (`rootSize`, needs root).
 ///
+/// Every request it answered is in its access log (``accessLog()``): method, path, status and the request's
+/// `Range`, `If-Match`, `If-None-Match` and `Content-Length` headers, one line each, written once the answer is sent
+/// (so a request cut short by ``kill()`` is not in it, nor, at times, one that had just been carried out).
+///
 /// What Apache 2.4 `mod_dav_fs` sends and does (measured by `ApacheServerTests`; Debian's 2.4.71):
 /// - ETags: strong `"size-mtime"` for a file changed more than a second before the request, weak `W/"…"` for one
 ///   changed within the last second (or dated in the future); collections have one too (weak or strong the same
@@ -38,6 +42,8 @@ public final class ApacheServer: WebDAVTestServer {
     public let curl: Curl
     private let folder: String
     private let tmpfs: Bool
+    /// The access log (``accessLog()``).
+    var accessLogPath: String { folder + "/access.log" }
     private let server: ServerProcess
 
     /// Starts a server (trying a few ports), waiting at most 15 s for it to answer.
@@ -155,6 +161,8 @@ public final class ApacheServer: WebDAVTestServer {
             Group www-data
             PidFile \(folder)/httpd.pid
             ErrorLog \(folder)/error.log
+            LogFormat "\(AccessLogEntry.format)" folio
+            CustomLog \(folder)/access.log folio
             DAVLockDB \(folder)/lock/davlock
             DocumentRoot \(options.root)
             <Directory \(options.root)>

@@ -1,0 +1,256 @@
+import FolioTestServers
+import Foundation
+import XCTest
+
+/// Issue 15, faults over a real Apache: the server killed during 200 uploads and started again (every committed
+/// version arrives exactly once, in order); a 1 GiB file read by ranges while it downloads, its connection cut
+/// mid-download (the download resumes); the server's disk full (the commit stays local, `folio status` says why,
+/// the upload lands once there is room).
+final class WebDAVFaultMountTests: WebDAVMountTestCase {
+    /// Where a Drive document is, as a URL path on the server.
+    private func urlPath(_ relative: String) -> String { Self.collection + "com.folio.drive/" + relative }
+
+    /// The successful `PUT`s of `relative` in the server's access log.
+    private func successfulPuts(
+        _ relative: String, in log: [ApacheServer.AccessLogEntry]
+    ) -> [ApacheServer.AccessLogEntry] {
+        log.filter { $0.method == "PUT" && $0.path == urlPath(relative) && $0.succeeded }
+    }
+
+    /// The names in the root of `device`'s mount, without its virtual folders (`.Recents`, `.Tags`), sorted.
+    private func mountedNames(_ device: MountFixture) -> [String] {
+        (names(device, "") ?? []).filter { !$0.hasPrefix(".") }
+    }
+
+    /// `folio status` of `device` as text.
+    private func statusText(_ device: MountFixture) -> String {
+        device.folio("status '\(device.mountpoint)'").stdout
+    }
+
+    // MARK: The server killed during uploads
+
+    /// The name of document `number` (1…200).
+    private static func document(_ number: Int) -> String { String(format: "doc-%03d.txt", number) }
+
+    /// What document `number` holds.
+    private static func documentText(_ number: Int) -> String { String(format: "document %03d\n", number) }
+
+    /// Version `number` of the document rewritten across the outage: longer with every version.
+    private static func versionText(_ number: Int) -> String {
+        String(format: "version %02d ", number) + String(repeating: "x", count: number * 16) + "\n"
+    }
+
+    /// A shell script that writes documents `numbers` into the mount at `mountpoint`, each by its own open and
+    /// close (one commit each), and after every 8th one the next version of `log.txt`.
+    private static func writer(_ numbers: ClosedRange<Int>, into mountpoint: String) -> String {
+        numbers.map { number in
+            var line = "printf '%s' '\(documentText(number))' > '\(mountpoint)/\(document(number))'"
+            if number % 8 == 0 { line += " && printf '%s' '\(versionText(number / 8))' > '\(mountpoint)/log.txt'" }
+            return line
+        }.joined(separator: " && \\\n")
+    }
+
+    func testServerKilledDuringTwoHundredUploadsAndStartedAgainGetsEveryVersionOnceInOrder() throws {
+        let device = try mount()
+        let m = device.mountpoint
+        let uploaded = { self.serverNames("").filter { $0.hasPrefix("doc-") }.count }
+
+        // Documents 1…100 (and versions 1…12 of log.txt), each committed; the server is killed once some arrived.
+        Shell.check(Self.writer(1...100, into: m))
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { uploaded() >= 20 }, "uploads did not start: \(statusText(device))")
+        server.kill()
+        let atKill = uploaded()
+        let failuresBefore = device.log.components(separatedBy: "upload failed").count
+
+        // Documents 101…160 and versions 13…20 are committed while the server is down; the daemon finds it
+        // offline and its uploads fail (and are kept) before it comes back.
+        Shell.check(Self.writer(101...160, into: m))
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) {
+                device.log.components(separatedBy: "upload failed").count > failuresBefore
+                    && self.statusText(device).contains("provider: OFFLINE")
+            }, "the outage was not noticed: \(statusText(device))")
+        XCTAssertEqual(Self.documentText(150), self.text(device, Self.document(150)), "committed while offline")
+        try server.start()
+
+        // Documents 161…200 and versions 21…25 after it is back.
+        Shell.check(Self.writer(161...200, into: m))
+        let last = Self.versionText(25)
+        device.waitForUploads(timeout: 120)
+        let expected = ((1...200).map(Self.document) + ["log.txt"]).sorted()
+        // (A `PUT` cut short by the kill leaves Apache's temporary file behind: the server's, not a document.)
+        let documents = { self.serverNames("").filter { !$0.hasPrefix(".davfs.tmp") } }
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { documents() == expected && self.mountedNames(device) == expected },
+            "on the server: \(documents().count) names, not expected: "
+                + "\(Set(documents()).symmetricDifference(expected).sorted()); in the mount: "
+                + "\(Set(mountedNames(device)).symmetricDifference(expected).sorted())")
+        XCTAssertLessThan(atKill, 100, "the server was killed while uploads were under way")
+
+        // Every document exactly once, with its content; log.txt at its last version. (Apache logs a request
+        // as it ends: a `PUT` that landed as the server was killed may be missing from the log. Then the retry
+        // after the restart was answered 412, the file being there already, and nothing was sent again.)
+        let log = server.accessLog()
+        var wrong: [String] = []
+        for number in 1...200 {
+            let name = Self.document(number)
+            let puts = successfulPuts(name, in: log)
+            let landedUnlogged = puts.isEmpty
+                && log.contains { $0.method == "PUT" && $0.path == urlPath(name) && $0.status == 412 }
+            if serverText(name) != Self.documentText(number) || !(puts.count == 1 || landedUnlogged) {
+                wrong.append("\(name): \(puts.count) successful PUTs, content \(String(describing: serverText(name)))")
+            }
+        }
+        XCTAssertEqual(wrong, [], "\(wrong.count) documents are not on the server exactly once")
+        XCTAssertEqual(serverText("log.txt"), last)
+        XCTAssertEqual(text(device, "log.txt"), last)
+
+        // In order: the versions of log.txt that were sent never go back to an older (shorter) one.
+        let lengths = successfulPuts("log.txt", in: log).map { $0.contentLength ?? -1 }
+        XCTAssertEqual(lengths, lengths.sorted(), "a PUT of an older version came after a newer one: \(lengths)")
+        XCTAssertEqual(Set(lengths).count, lengths.count, "a version was sent twice: \(lengths)")
+        XCTAssertEqual(lengths.last, Int64(last.utf8.count))
+
+        let status = statusText(device)
+        XCTAssertTrue(status.contains("uploads:  0 pending"), status)
+        XCTAssertFalse(status.contains("FAILED"), status)
+        XCTAssertFalse(status.contains("conflicted"), status)
+    }
+
+    // MARK: A big file, the connection cut mid-download
+
+    /// `user.folio.progress` of `path` as (done, total).
+    private func progress(_ path: String) -> (done: Int64, total: Int64)? {
+        let parts = (ExtendedAttributes.value("user.folio.progress", of: path) ?? "").split(separator: "/")
+        guard parts.count == 2, let done = Int64(parts[0]), let total = Int64(parts[1]) else { return nil }
+        return (done, total)
+    }
+
+    func testAGigabyteFileIsReadByRangesWhileItDownloadsAndResumesAfterTheConnectionIsCut() throws {
+        let device = try mount()
+        let size: Int64 = 1 << 30
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: self.serverPath("")) })
+        // 1 GiB derived from a seed (AES-CTR of zeros), written beside the Drive and moved in whole.
+        let staged = server.documentRoot + "/big.staged"
+        let remote = serverPath("big.bin")
+        addTeardownBlock { for path in [staged, remote] { try? FileManager.default.removeItem(atPath: path) } }
+        let digest = Shell.check(
+            "openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass pass:folio-issue-15 -in /dev/zero 2>/dev/null"
+                + " | head -c \(size) | tee '\(staged)' | sha256sum", timeout: 120)
+        Shell.check("mv '\(staged)' '\(remote)'")
+        let big = device.path("big.bin")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.progress(big)?.total == size },
+            "the placeholder did not appear: \(String(describing: names(device, "")))")
+
+        // Ranges far apart, read while the rest downloads, are the server's bytes.
+        let script = """
+            import os, sys, json
+            mounted, remote = sys.argv[1], sys.argv[2]
+            size = os.path.getsize(remote)
+            wrong = []
+            f, r = os.open(mounted, os.O_RDONLY), os.open(remote, os.O_RDONLY)
+            for offset in [size - 4096, size // 2 + 12345, size // 8 * 7 + 1, size // 4 - 100000, 7]:
+                if os.pread(f, 65536, offset) != os.pread(r, 65536, offset): wrong.append(offset)
+            progress = os.getxattr(mounted, 'user.folio.progress').decode()
+            state = os.getxattr(mounted, 'user.folio.state').decode()
+            print(json.dumps({'wrong': wrong, 'progress': progress, 'state': state}))
+            """
+        let output = Shell.check("python3 - '\(big)' '\(remote)' <<'EOF'\n\(script)\nEOF", timeout: 120)
+        let result = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] ?? [:]
+        XCTAssertEqual(result["wrong"] as? [Int], [], "bytes read at these offsets differ from the server's: \(output)")
+        let done = (result["progress"] as? String ?? "").split(separator: "/").first.flatMap { Int64($0) }
+        XCTAssertLessThan(done ?? size, size, "the reads were answered before the whole file was here: \(output)")
+        XCTAssertNotEqual(result["state"] as? String, "materialized", output)
+
+        // The connection is cut mid-download (the server killed and started again).
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { (self.progress(big)?.done ?? 0) >= 64 << 20 },
+            "the download should be under way: \(String(describing: progress(big)))")
+        server.kill()
+        let cut = progress(big)
+        let logged = server.accessLog().count
+        try server.start()
+        XCTAssertLessThan(cut?.done ?? size, size, "the server was killed before the download ended")
+
+        // Read whole through the mount, it is the server's file; what came after the cut went on from where the
+        // download was, never from the start again.
+        XCTAssertEqual(Shell.check("sha256sum < '\(big)'", timeout: 180), digest)
+        let gets = server.accessLog().dropFirst(logged).filter { $0.method == "GET" && $0.path == urlPath("big.bin") }
+        let ranges = gets.map { $0.range ?? "whole" }
+        XCTAssertFalse(gets.isEmpty, "nothing was fetched after the cut at \(String(describing: cut))")
+        XCTAssertTrue(
+            gets.allSatisfy { ($0.rangeStart ?? 0) > 0 }, "fetched again from the start after the cut: \(ranges)")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { ExtendedAttributes.value("user.folio.state", of: big) == "materialized" })
+    }
+
+    // MARK: The server's disk full
+
+    /// Replaces the test's server (before any mount) by one whose document root is a tmpfs of `size`.
+    private func useServer(rootSize size: String) throws {
+        server.stop()
+        let small = try ApacheServer(rootSize: size)
+        server = small
+        addTeardownBlock { small.stop() }
+        let made = try small.request("MKCOL", Self.collection)
+        XCTAssertEqual(made.status, 201, made.text)
+    }
+
+    func testTheServersDiskFullKeepsTheCommitLocalSaysWhyAndTheUploadLandsOnceThereIsRoom() throws {
+        try useServer(rootSize: "8m")
+        let device = try mount()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: self.serverPath("")) })
+        let filler = server.documentRoot + "/filler"
+        // The filler leaves 1 MiB free: small requests go through, the 2 MiB document does not fit.
+        Shell.check(
+            "head -c $(( $(df --output=avail -B1 '\(server.documentRoot)' | tail -1) - (1 << 20) )) /dev/zero"
+                + " > '\(filler)'")
+        let original = device.root + "/report.bin"
+        Shell.check("head -c $((2 << 20)) /dev/urandom > '\(original)'")
+        let digest = Shell.check("md5sum < '\(original)'")
+
+        // The write and its close succeed: the commit is local.
+        let file = device.path("report.bin")
+        Shell.check("cp '\(original)' '\(file)'")
+        var states: Set<String> = []
+        let note = { _ = states.insert(ExtendedAttributes.value("user.folio.state", of: file) ?? "?") }
+        var status = ""
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) {
+                note()
+                status = self.statusText(device)
+                return status.contains("WAITING:  report.bin: no space: ")
+            }, status + String(device.log.suffix(3000)))
+        XCTAssertTrue(status.contains("the remote is out of space: free some there"), status)
+        XCTAssertTrue(status.contains("(507)"), status)
+        XCTAssertFalse(status.contains("FAILED"), status)
+        let summary = device.status()["summary"] as? [String: Any] ?? [:]
+        let waiting = summary["waiting"] as? [String] ?? []
+        XCTAssertTrue(
+            waiting.contains { $0.hasPrefix("report.bin: no space: ") && $0.contains("out of space") }, "\(summary)")
+        XCTAssertEqual(summary["failures"] as? [String], [], "\(summary)")
+        XCTAssertEqual(Shell.check("md5sum < '\(file)'"), digest, "readable through the mount while it waits")
+
+        // Tried again by itself while it waits (each answered 507), never failed.
+        let refused = {
+            self.server.accessLog().filter {
+                $0.method == "PUT" && $0.path == self.urlPath("report.bin") && $0.status == 507
+            }.count
+        }
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { note(); return refused() >= 2 },
+            "PUTs refused: \(refused()): \(server.accessLog().filter { $0.path.hasSuffix("report.bin") })")
+        XCTAssertNil(serverText("report.bin"))
+
+        // Room on the server again: the upload lands, whole.
+        Shell.check("rm '\(filler)'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { note(); return device.pendingUploads == 0 }, String(device.log.suffix(3000)))
+        XCTAssertEqual(Shell.check("md5sum < '\(serverPath("report.bin"))'"), digest)
+        XCTAssertEqual(successfulPuts("report.bin", in: server.accessLog()).count, 1)
+        XCTAssertFalse(states.contains("failed"), "\(states)")
+        let after = statusText(device)
+        XCTAssertFalse(after.contains("WAITING") || after.contains("FAILED"), after)
+    }
+}
