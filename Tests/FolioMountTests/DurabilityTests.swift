@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// DESIGN.md §2 "Upload": the queue is persistent; `kill -9` loses nothing committed.
-final class DurabilityTests: MountTestCase {
+class DurabilityTests: MountTestCase {
     /// Slow provider calls, and uploads that start only 3 s after the last change, so uploads are unfinished
     /// when the daemon is killed; group writes of namespace changes held back 10 s, so only commits and `fsync`
     /// can have made a change durable.

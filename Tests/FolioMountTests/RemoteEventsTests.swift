@@ -5,7 +5,7 @@ import XCTest
 /// a cache invalidation, so the daemon replays each remote change through its own mount (and answers its own
 /// requests without uploading or downloading anything). Watched here with `inotifywait`, as a file manager
 /// would, while another device changes the shared remote.
-final class RemoteEventsTests: MountTestCase {
+class RemoteEventsTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
     private var watcher: InotifyWatcher!

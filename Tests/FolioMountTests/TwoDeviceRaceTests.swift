@@ -5,7 +5,7 @@ import XCTest
 /// rounds. Every round ends with both edits kept: the remote has one, and the device whose edit lost holds its
 /// own as the current version, `conflicted`, with the remote's as a conflict version. Never a side that says
 /// `materialized` while its content is not the remote's (an evict would drop the edit).
-final class TwoDeviceRaceTests: MountTestCase {
+class TwoDeviceRaceTests: MountTestCase {
     /// The rounds: one document each.
     static let rounds = 200
 
@@ -13,7 +13,7 @@ final class TwoDeviceRaceTests: MountTestCase {
     override var mountArguments: [String] { ["--upload-delay", "0"] }
 
     override func prepareRemote() throws {
-        let folder = fixture.remote + "/com.folio.drive/race"
+        let folder = fixture.remoteFolder + "/com.folio.drive/race"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for round in 0..<Self.rounds {
             try "original \(round)\n".write(toFile: folder + "/doc-\(round).txt", atomically: false, encoding: .utf8)
@@ -80,7 +80,7 @@ final class TwoDeviceRaceTests: MountTestCase {
             print('\\n'.join(bad[:10]))
             """
         let command = "python3 - '\(fixture.mountpoint)' '\(other.mountpoint)' "
-            + "'\(fixture.remote)/com.folio.drive' \(Self.rounds) <<'EOF'\n\(checker)\nEOF"
+            + "'\(fixture.remoteFolder)/com.folio.drive' \(Self.rounds) <<'EOF'\n\(checker)\nEOF"
         var report = ""
         let settled = Shell.waitUntil(timeout: 300) {
             guard self.fixture.pendingUploads == 0, other.pendingUploads == 0 else { return false }
