@@ -37,7 +37,9 @@ class CLITests: XCTestCase {
     }
 
     func testDemoMountsTheSampleRemote() throws {
-        if Self.remote == .apache { throw XCTSkip("local provider only: `folio demo` makes its own sample remote folder") }
+        if Self.remote == .apache {
+            throw XCTSkip("local provider only: `folio demo` makes its own sample remote folder")
+        }
         let demo = folio("demo")
         XCTAssertEqual(demo.status, 0, demo.stderr)
         XCTAssertTrue(demo.stdout.contains("Try"))

@@ -226,7 +226,7 @@ final class MountFixture {
         parser.shouldProcessNamespaces = true
         let reader = Reader()
         parser.delegate = reader
-        parser.parse()
+        _ = parser.parse()
         return reader.text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
