@@ -121,10 +121,11 @@ final class MountFixture {
         process.standardError = handle
         try process.run()
         daemon = process
+        // (A daemon that ended, refusing its arguments, ends the wait.)
         let up = Shell.waitUntil(timeout: 60) {
-            guard process.isRunning else { return false }
+            guard process.isRunning else { return true }
             return self.isMounted && self.folio("status \(self.mountpoint)").status == 0
-        }
+        } && process.isRunning
         if !up {
             XCTFail("mount did not come up; log:\n\(log)", file: file, line: line)
             throw FixtureError.notMounted
