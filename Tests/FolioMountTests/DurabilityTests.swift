@@ -21,7 +21,7 @@ class DurabilityTests: MountTestCase {
         let pendingBefore = fixture.pendingUploads ?? 0
         XCTAssertGreaterThan(pendingBefore, 0, "the test needs uploads still pending when the daemon dies")
         fixture.kill9()
-        let uploadedBefore = (try? FileManager.default.contentsOfDirectory(atPath: fixture.remotePath("batch")))?.count ?? 0
+        let uploadedBefore = fixture.remoteNames("batch").count
         XCTAssertLessThan(uploadedBefore, 200)
         fixture.extraArguments = []
         try fixture.start()
@@ -29,7 +29,7 @@ class DurabilityTests: MountTestCase {
             XCTAssertTrue(Shell.check("cat '\(fixture.path("batch/doc\(i).txt"))'").hasPrefix("document \(i)\n"))
         }
         fixture.waitForUploads(timeout: 120)
-        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.remotePath("batch"))
+        let names = fixture.remoteNames("batch")
         XCTAssertEqual(names.count, 200, "every committed file reached the remote, none twice")
         for i in 1...200 {
             let content = try String(contentsOfFile: fixture.remotePath("batch/doc\(i).txt"), encoding: .utf8)

@@ -231,6 +231,13 @@ final class MountFixture {
         return reader.text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The names in a folder of a Drive document on the remote, sorted, without the server's own (Apache keeps
+    /// dead properties in a `.DAV` folder beside the files); empty if there is no such folder.
+    func remoteNames(_ relative: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: remotePath(relative))) ?? []
+        return names.filter { server == nil || $0 != ".DAV" }.sorted()
+    }
+
     /// Adds an app container to the remote: its folder, and its entry in the remote's list of containers (the local
     /// provider's manifest, or the WebDAV provider's `.folio-containers.json` resource in the server's collection).
     func addContainer(_ container: Container) throws {
@@ -337,7 +344,12 @@ class MountTestCase: XCTestCase {
                 try? FileManager.default.copyItem(atPath: fixture.logPath, toPath: folder + "/" + name)
             }
         }
-        if Self.remote == .local { try LocalProvider.initialize(at: FilePath(fixture.remote)) }
+        if Self.remote == .local {
+            try LocalProvider.initialize(at: FilePath(fixture.remote))
+        } else {
+            // The Drive's collection, as an initialized local remote has its folder.
+            try FileManager.default.createDirectory(atPath: fixture.remotePath(""), withIntermediateDirectories: true)
+        }
         try prepareRemote()
         fixture.handRemoteToServer()
         try fixture.start()
