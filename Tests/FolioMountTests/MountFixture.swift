@@ -231,6 +231,21 @@ final class MountFixture {
         return reader.text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// Sets the mode of a Drive document on the remote, as a person or another client would: `chmod` in a remote
+    /// folder, or Folio's `mode` property (`PROPPATCH`) on a server, which keeps no mode bits of its own.
+    func setRemoteMode(_ relative: String, _ mode: String) throws {
+        guard let server else {
+            Shell.check("chmod \(mode) '\(remotePath(relative))'")
+            return
+        }
+        handRemoteToServer()
+        let body = #"<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:"><D:set><D:prop>"#
+            + #"<F:mode xmlns:F="urn:folio:properties:1">\#(mode)</F:mode></D:prop></D:set></D:propertyupdate>"#
+        let reply = try server.request(
+            "PROPPATCH", Self.serverCollection + "com.folio.drive/" + relative, body: Data(body.utf8))
+        guard reply.status == 207 else { throw FixtureError.serverRefused("PROPPATCH \(relative): \(reply.status)") }
+    }
+
     /// The names in a folder of a Drive document on the remote, sorted, without the server's own (Apache keeps
     /// dead properties in a `.DAV` folder beside the files); empty if there is no such folder.
     func remoteNames(_ relative: String) -> [String] {

@@ -15,9 +15,9 @@ class PlaceholderTests: MountTestCase {
             head -c $((6 << 20)) /dev/urandom > '\(drive)/slow.bin'
             head -c $((3 << 20)) /dev/urandom > '\(drive)/slow2.bin'
             echo 'small document' > '\(drive)/docs/small.txt'
-            chmod 640 '\(drive)/docs/small.txt'
             touch -d '2020-01-02 03:04:05' '\(drive)/docs/small.txt'
             """)
+        try fixture.setRemoteMode("docs/small.txt", "640")
     }
 
     /// An attribute read in this process (a `getfattr` run can come back seconds late, when its output pipe's end
