@@ -188,32 +188,41 @@ final class MountFixture {
     /// The item id the remote keeps for a Drive document: the last field of the local provider's `user.folio`
     /// attribute (`<rev> <mode> <stamp> <id>`), or the Folio `id` dead property the server keeps; `nil` if none.
     func remoteItemID(_ relative: String) -> String? {
-        guard let server else {
+        guard server != nil else {
             let value = Shell.run("getfattr --only-values -n user.folio '\(remotePath(relative))'").stdout
             return value.split(separator: " ").last.map(String.init)
         }
-        let body = #"<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><F:id xmlns:F="urn:folio:properties:1"/>"#
-            + "</D:prop></D:propfind>"
+        return serverProperty("id", of: relative)
+    }
+
+    /// The value of one of Folio's dead properties (`id`, `mode`, `symlink`, …) the server keeps for a Drive
+    /// document, read with `PROPFIND`; `nil` without a server, or if the document has none.
+    func serverProperty(_ name: String, of relative: String) -> String? {
+        guard let server else { return nil }
+        let body = #"<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop>"#
+            + #"<F:\#(name) xmlns:F="urn:folio:properties:1"/></D:prop></D:propfind>"#
         let path = Self.serverCollection + "com.folio.drive/" + relative.split(separator: "/")
             .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
             .joined(separator: "/")
         guard let reply = try? server.request("PROPFIND", path, headers: ["Depth: 0"], body: Data(body.utf8)),
             reply.status == 207
         else { return nil }
-        return Self.folioID(inMultistatus: reply.body)
+        return Self.folioProperty(name, inMultistatus: reply.body)
     }
 
-    /// The text of the element `id` in Folio's namespace in a `PROPFIND` answer (a found property: its status is
+    /// The text of the element `name` in Folio's namespace in a `PROPFIND` answer (a found property: its status is
     /// the first in the answer), read with a namespace-aware parser.
-    private static func folioID(inMultistatus body: Data) -> String? {
+    private static func folioProperty(_ name: String, inMultistatus body: Data) -> String? {
         final class Reader: NSObject, XMLParserDelegate {
+            let wanted: String
             var text: String?
+            init(_ wanted: String) { self.wanted = wanted }
             var inside = false
             func parser(
                 _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
                 attributes: [String: String] = [:]
             ) {
-                inside = name == "id" && namespaceURI == "urn:folio:properties:1" && text == nil
+                inside = name == wanted && namespaceURI == "urn:folio:properties:1" && text == nil
                 if inside { text = "" }
             }
             func parser(_ parser: XMLParser, foundCharacters string: String) {
@@ -225,7 +234,7 @@ final class MountFixture {
         }
         let parser = XMLParser(data: body)
         parser.shouldProcessNamespaces = true
-        let reader = Reader()
+        let reader = Reader(name)
         parser.delegate = reader
         _ = parser.parse()
         return reader.text.flatMap { $0.isEmpty ? nil : $0 }
