@@ -228,7 +228,9 @@ final class MountFixture {
             func parser(_ parser: XMLParser, foundCharacters string: String) {
                 if inside { text? += string }
             }
-            func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            func parser(
+                _ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?
+            ) {
                 inside = false
             }
         }

@@ -90,7 +90,8 @@ class OnDemandListingTests: MountTestCase {
     /// the folders it had listed: what was changed by hand meanwhile shows, and every local change made while the
     /// remote was out of reach is kept and uploaded afterwards.
     func testAnExpiredAnchorResyncsTheListedFoldersAndKeepsLocalChanges() throws {
-        try skipOverWebDAV("expires the anchor by removing the local provider's journal, offline by the network simulation")
+        try skipOverWebDAV(
+            "expires the anchor by removing the local provider's journal, offline by the network simulation")
         XCTAssertEqual(Shell.check("ls '\(fixture.path("d001"))' | wc -l"), "\(filesPerFolder)\n")
         XCTAssertEqual(Shell.check("ls '\(fixture.path("d002"))' | wc -l"), "\(filesPerFolder)\n")
         XCTAssertEqual(Shell.check("cat '\(fixture.path("d001/f0003.txt"))'"), "1/3\n")  // here, to edit offline

@@ -86,7 +86,8 @@ class PosixTests: MountTestCase {
     }
 
     func testModesOwnersTimesAndPermissions() throws {
-        try skipOverWebDAV("checks the remote file's own mtime, which a WebDAV server sets itself (Folio's is a property there)")
+        try skipOverWebDAV(
+            "checks the remote file's own mtime, which a WebDAV server sets itself (Folio's is a property there)")
         let file = fixture.path("private.txt")
         Shell.check("echo secret > '\(file)' && chmod 600 '\(file)' && chown 1234:5678 '\(file)' && touch -m -d '2001-02-03 04:05:06 UTC' '\(file)'")
         XCTAssertEqual(Shell.check("stat -c '%a %u %g %Y' '\(file)'"), "600 1234 5678 981173106\n")

@@ -41,8 +41,9 @@ class RemoteEventsTests: MountTestCase {
 
     func testChangesOnAnotherDeviceFireInotifyEventsOnTheMount() throws {
         if Self.remote == .apache {
-            throw XCTSkip("fails over WebDAV, reported on issue 15: a move across folders made on another device arrives "
-                + "as DELETE and CREATE, not MOVED_FROM and MOVED_TO")
+            throw XCTSkip(
+                "fails over WebDAV, reported on issue 15: a move across folders made on another device arrives "
+                    + "as DELETE and CREATE, not MOVED_FROM and MOVED_TO")
         }
         let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
         addTeardownBlock { device.tearDown() }

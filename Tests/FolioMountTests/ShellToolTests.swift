@@ -66,7 +66,8 @@ class ShellToolTests: MountTestCase {
             return
         }
         // A WebDAV server keeps a symbolic link as a file with Folio's `symlink` property naming its target.
-        Shell.check("diff -r --no-dereference --exclude=.DAV --exclude=link '\(source)' '\(fixture.remotePath("tree"))'")
+        Shell.check(
+            "diff -r --no-dereference --exclude=.DAV --exclude=link '\(source)' '\(fixture.remotePath("tree"))'")
         XCTAssertEqual(fixture.serverProperty("symlink", of: "tree/link"), "a/file1.bin")
     }
 
