@@ -1,15 +1,29 @@
 import FolioProviderLocal
+import FolioTestServers
 import Foundation
 import SystemPackage
 import XCTest
 
 /// The command-line tool as a user runs it: `folio demo`, background `folio mount`, `status`, `unmount`, errors.
-final class CLITests: XCTestCase {
+class CLITests: XCTestCase {
     private let home = NSTemporaryDirectory() + "folio-home-\(UUID().uuidString.prefix(8))"
+    /// What `folio mount --remote` is given: a folder in `home`, or the address of the class's server.
+    private var remoteAddress = ""
+
+    /// The kind of remote the mounts of the class use (as ``MountTestCase/remote``).
+    class var remote: TestRemote { .local }
 
     override func setUpWithError() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/dev/fuse"), "needs /dev/fuse")
         try FileManager.default.createDirectory(atPath: home + "/run", withIntermediateDirectories: true)
+        remoteAddress = home + "/remote"
+        if Self.remote == .apache {
+            let server = try ApacheServer()
+            addTeardownBlock { server.stop() }
+            let made = try server.request("MKCOL", MountFixture.serverCollection)
+            XCTAssertEqual(made.status, 201, made.text)
+            remoteAddress = server.baseURL.absoluteString + MountFixture.serverCollection
+        }
         addTeardownBlock { [home] in
             Shell.run("for m in \(home)/Folio \(home)/mnt; do fusermount3 -u -z $m 2>/dev/null; done; pkill -f 'state \(home)' ; true")
             try? FileManager.default.removeItem(atPath: home)
@@ -23,6 +37,9 @@ final class CLITests: XCTestCase {
     }
 
     func testDemoMountsTheSampleRemote() throws {
+        if Self.remote == .apache {
+            throw XCTSkip("local provider only: `folio demo` makes its own sample remote folder")
+        }
         let demo = folio("demo")
         XCTAssertEqual(demo.status, 0, demo.stderr)
         XCTAssertTrue(demo.stdout.contains("Try"))
@@ -46,7 +63,7 @@ final class CLITests: XCTestCase {
     func testBackgroundMountStatusAndUnmount() throws {
         let mnt = home + "/mnt"
         try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
-        let mounted = folio("mount --remote '\(home)/remote' '\(mnt)'")
+        let mounted = folio("mount --remote '\(remoteAddress)' '\(mnt)'")
         XCTAssertEqual(mounted.status, 0, mounted.stderr)
         Shell.check("echo hi > '\(mnt)/x.txt'")
         let item = folio("status --json '\(mnt)/x.txt'")
@@ -55,12 +72,15 @@ final class CLITests: XCTestCase {
         XCTAssertNotNil((json?["item"] as? [String: Any])?["state"])
         XCTAssertEqual(folio("unmount '\(mnt)'").status, 0)
         // Mounting again finds the same tree.
-        XCTAssertEqual(folio("mount --remote '\(home)/remote' '\(mnt)'").status, 0)
+        XCTAssertEqual(folio("mount --remote '\(remoteAddress)' '\(mnt)'").status, 0)
         XCTAssertEqual(Shell.check("cat '\(mnt)/x.txt'"), "hi\n")
         XCTAssertEqual(folio("unmount '\(mnt)'").status, 0)
     }
 
     func testClearErrors() throws {
+        if Self.remote == .apache {
+            throw XCTSkip("local provider only: a missing mountpoint and a remote folder inside another remote")
+        }
         let missing = folio("mount --remote '\(home)/remote' '\(home)/does-not-exist'")
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stderr.contains("is not a folder"), missing.stderr)

@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 
 /// Issue 3 "Local content management" through the CLI and `setfattr` on a real mount.
-final class ContentManagementMountTests: MountTestCase {
+class ContentManagementMountTests: MountTestCase {
     /// A cache limit of 2.5 MiB: three 1 MiB files do not all fit.
     override var mountArguments: [String] { ["--cache-limit", "2560K"] }
 
     override func prepareRemote() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         Shell.check("""
             set -e
             mkdir -p '\(drive)/Album' '\(drive)/Big'

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// DESIGN.md §2 "Coordination": snapshot readers, one writer session per item, commits at close and fsync.
-final class CoordinationTests: MountTestCase {
+class CoordinationTests: MountTestCase {
     override var mountArguments: [String] { ["--write-wait", "2"] }
 
     /// A reader loop against a writer rewriting a 32 MiB file: every read from open to close must equal

@@ -3,7 +3,7 @@ import XCTest
 
 /// Issue 3: the disk of the content cache fills up. Writes fail with `ENOSPC`, committed versions stay intact,
 /// the daemon stays up and works again once there is room.
-final class DiskFullTests: MountTestCase {
+class DiskFullTests: MountTestCase {
     override func prepareRemote() throws {
         // The state folder (metadata and content cache) on a 6 MiB tmpfs of its own.
         Shell.check("mount -t tmpfs -o size=6m folio-test-full '\(fixture.state)'")

@@ -9,19 +9,15 @@ import XCTest
 ///
 /// The mounts live below `/tmp`, which vim (`backupskip`) and Emacs (`backup-enable-predicate`) exempt from
 /// backups by default; the tests lift that exemption only, so the editors save as they do anywhere else.
-final class EditorSaveMountTests: MountTestCase {
+class EditorSaveMountTests: MountTestCase {
     private let tags = "red,work"
 
     private func folioID(_ path: String) -> String {
         Shell.run("getfattr --only-values -n user.folio.id '\(path)'").stdout
     }
 
-    /// The item id the remote keeps for a Drive document (the local provider's `user.folio` is
-    /// `<rev> <mode> <stamp> <id>`).
-    private func remoteID(_ relative: String) -> String? {
-        let value = Shell.run("getfattr --only-values -n user.folio '\(fixture.remotePath(relative))'").stdout
-        return value.split(separator: " ").last.map(String.init)
-    }
+    /// The item id the remote keeps for a Drive document.
+    private func remoteID(_ relative: String) -> String? { fixture.remoteItemID(relative) }
 
     /// Writes `content` to `name` on the mount, waits until the remote has it, tags it; returns its id.
     private func uploadedTaggedDocument(_ name: String, _ content: String) throws -> String {
@@ -52,8 +48,7 @@ final class EditorSaveMountTests: MountTestCase {
     private func inode(_ path: String) -> String { Shell.check("stat -c %i '\(path)'") }
 
     private func remoteNames() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: fixture.remotePath(""))) ?? [])
-            .filter { !$0.hasPrefix(".folio") }.sorted()
+        fixture.remoteNames("").filter { !$0.hasPrefix(".folio") }
     }
 
     // MARK: vim
@@ -244,7 +239,7 @@ final class EditorSaveMountTests: MountTestCase {
                 if time.monotonic() > deadline:
                     sys.exit('other.txt was not uploaded')
                 time.sleep(0.02)
-            print('in between:', sorted(n for n in os.listdir(remote) if not n.startswith('.folio')))
+            print('in between:', sorted(n for n in os.listdir(remote) if not n.startswith('.folio') and n != '.DAV'))
             fd = os.open(doc, os.O_WRONLY | os.O_CREAT, 0o644)
             os.write(fd, b'one\\ntwo\\n')
             os.fsync(fd)

@@ -3,9 +3,9 @@ import XCTest
 
 /// Issue 14: what needs a subtree listed lists it first — a pinned folder (in the background) and `folio download`
 /// of a folder — also for folders nobody looked into yet.
-final class OnDemandContentTests: MountTestCase {
+class OnDemandContentTests: MountTestCase {
     override func prepareRemote() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         Shell.check("""
             set -e
             mkdir -p '\(drive)/Pinned/sub/deeper' '\(drive)/Fetched/sub/deeper'

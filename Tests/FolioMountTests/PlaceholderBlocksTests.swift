@@ -3,9 +3,9 @@ import XCTest
 
 /// `st_blocks` says what a file takes on this machine, as `du` users expect of cloud files: nothing for a
 /// placeholder, the local content's blocks once materialized; `ls -l` keeps the document's size.
-final class PlaceholderBlocksTests: MountTestCase {
+class PlaceholderBlocksTests: MountTestCase {
     override func prepareRemote() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         Shell.check("""
             set -e
             mkdir -p '\(drive)/cloud'

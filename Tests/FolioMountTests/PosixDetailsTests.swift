@@ -3,7 +3,7 @@ import XCTest
 
 /// The POSIX details DESIGN.md §2 "Errors" names: names Folio cannot store, errnos, link counts, device nodes,
 /// and the blocks a file takes on this machine.
-final class PosixDetailsTests: MountTestCase {
+class PosixDetailsTests: MountTestCase {
     override var mountArguments: [String] { ["--allow-other"] }
 
     /// Runs a python script with the mountpoint as its first argument; returns its output.

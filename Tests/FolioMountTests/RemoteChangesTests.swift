@@ -11,7 +11,7 @@ final class RemoteChangesTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
     override func prepareRemote() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         Shell.check("""
             set -e
             mkdir -p '\(drive)/docs' '\(drive)/other'
@@ -48,7 +48,7 @@ final class RemoteChangesTests: MountTestCase {
     }
 
     func testEditsOfTheRemoteFolderAppearThroughPush() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         XCTAssertEqual(read("docs/a.txt"), "first\n")  // materialized, cached by the kernel
         XCTAssertEqual(Shell.check("ls '\(fixture.path("docs"))'"), "a.txt\npinned.txt\n")
         Shell.check("setfattr -n user.folio.pinned -v 1 '\(fixture.path("docs/pinned.txt"))'")
@@ -213,11 +213,11 @@ final class RemoteChangesTests: MountTestCase {
 }
 
 /// Without push (a provider that can only be polled), remote changes arrive with the default poll.
-final class PolledRemoteChangesTests: MountTestCase {
+class PolledRemoteChangesTests: MountTestCase {
     override var mountArguments: [String] { ["--no-push"] }
 
     func testRemoteEditsArriveWithTheDefaultPoll() throws {
-        let drive = fixture.remote + "/com.folio.drive"
+        let drive = fixture.remoteFolder + "/com.folio.drive"
         Shell.check("echo 'polled' > '\(drive)/polled.txt'")
         XCTAssertTrue(Shell.waitUntil(timeout: 15) {
             Shell.run("cat '\(self.fixture.path("polled.txt"))'").stdout == "polled\n"

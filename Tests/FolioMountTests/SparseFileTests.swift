@@ -3,7 +3,7 @@ import XCTest
 
 /// Sparse files stay sparse: in the content cache, on the remote, in a download; `fallocate` and
 /// `SEEK_DATA`/`SEEK_HOLE` through the mount.
-final class SparseFileTests: MountTestCase {
+class SparseFileTests: MountTestCase {
     /// Kilobytes `du` counts for `path` (what it occupies on disk).
     private func diskKiB(_ path: String) -> Int {
         Int(Shell.check("du -sk '\(path)' | cut -f1").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
@@ -32,6 +32,7 @@ final class SparseFileTests: MountTestCase {
         """
 
     func testTruncatedFileStaysSparseInCacheOnTheRemoteAndInADownload() throws {
+        try skipOverWebDAV("only a folder keeps the upload's holes: over HTTP the server gets and writes all 10 GiB")
         let file = fixture.path("big.img")
         Shell.check("truncate -s 10G '\(file)'")
         XCTAssertLessThan(diskKiB(file), 1024, "the file takes its whole size on the mount")
@@ -56,6 +57,7 @@ final class SparseFileTests: MountTestCase {
     }
 
     func testDataAtBothEndsOfAHoleIsKeptThroughCopiesAndUploads() throws {
+        try skipOverWebDAV("only a folder keeps the upload's holes: the server writes the zeros it is sent")
         let script = """
             import os, sys
             p = os.path.join(sys.argv[1], 'ends.bin')
@@ -87,6 +89,7 @@ final class SparseFileTests: MountTestCase {
     }
 
     func testFallocateAllocatesKeepsTheSizeAndPunchesHoles() throws {
+        try skipOverWebDAV("only a folder keeps the upload's holes: the server writes the zeros it is sent")
         let script = """
             import os, sys
             d = sys.argv[1]

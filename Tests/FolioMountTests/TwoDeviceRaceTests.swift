@@ -13,7 +13,7 @@ final class TwoDeviceRaceTests: MountTestCase {
     override var mountArguments: [String] { ["--upload-delay", "0"] }
 
     override func prepareRemote() throws {
-        let folder = fixture.remote + "/com.folio.drive/race"
+        let folder = fixture.remoteFolder + "/com.folio.drive/race"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for round in 0..<Self.rounds {
             try "original \(round)\n".write(toFile: folder + "/doc-\(round).txt", atomically: false, encoding: .utf8)
@@ -80,7 +80,7 @@ final class TwoDeviceRaceTests: MountTestCase {
             print('\\n'.join(bad[:10]))
             """
         let command = "python3 - '\(fixture.mountpoint)' '\(other.mountpoint)' "
-            + "'\(fixture.remote)/com.folio.drive' \(Self.rounds) <<'EOF'\n\(checker)\nEOF"
+            + "'\(fixture.remoteFolder)/com.folio.drive' \(Self.rounds) <<'EOF'\n\(checker)\nEOF"
         var report = ""
         let settled = Shell.waitUntil(timeout: 300) {
             guard self.fixture.pendingUploads == 0, other.pendingUploads == 0 else { return false }

@@ -6,12 +6,12 @@ import XCTest
 
 /// Several views over one state, and one item at several paths, on real mounts: an app view of a private
 /// container mounted from the running daemon, and a document granted to the app opened in place.
-final class ViewTests: MountTestCase {
+class ViewTests: MountTestCase {
     private var appMountpoint: String { fixture.root + "/app" }
 
     override func prepareRemote() throws {
         let secret = Container(id: ContainerID("com.example.secret"), displayName: "Secret", isPublic: false)
-        try LocalProvider.addContainer(secret, at: FilePath(fixture.remote))
+        try fixture.addContainer(secret)
         try FileManager.default.createDirectory(
             atPath: fixture.remotePath("Vault", container: "com.example.secret"), withIntermediateDirectories: true)
         try Data("private".utf8).write(to: URL(fileURLWithPath: fixture.remotePath(
