@@ -492,7 +492,7 @@ extension FolioFileSystem {
             if let item {
                 // A change without content to a file another writer changed meanwhile: the base is kept, so the
                 // next enumeration brings that writer's content as a remote change (never taken as ours).
-                if contentSent || item.changedElsewhere != true { node.remoteVersion = item.version }
+                if contentSent || !item.changedElsewhere { node.remoteVersion = item.version }
                 node.remoteContainer = item.container
             }
             // (A folder's or symlink's create sends no content generation: it stays as it is.)

@@ -23,8 +23,14 @@ public struct RemoteItem: Hashable, Sendable, Codable {
     /// Set only on the answer to a change without content (``Provider/modifyItem(_:in:baseVersion:changes:contents:)``)
     /// of a file that was no longer at the base version the caller sent: another writer changed its content
     /// meanwhile, so ``version`` names content the caller has not seen. The caller keeps its base version, and
-    /// the next enumeration brings the other writer's version as a remote change. `nil` (not set) elsewhere.
-    public var changedElsewhere: Bool?
+    /// the next enumeration brings the other writer's version as a remote change. `false` elsewhere; never
+    /// encoded (it belongs to one answer, not to the item).
+    public var changedElsewhere: Bool = false
+
+    // (Written out so that ``changedElsewhere`` is not encoded.)
+    private enum CodingKeys: String, CodingKey {
+        case id, container, parentID, name, kind, size, modificationTime, mode, symlinkTarget, version
+    }
 
     /// Creates a remote item description.
     public init(

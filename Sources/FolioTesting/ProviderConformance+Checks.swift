@@ -92,7 +92,7 @@ extension ProviderConformance {
         )
         try space.expect(moved.id == file.id && moved.parentID == folderB.id, "move returned \(moved)")
         try space.expect(
-            moved.changedElsewhere != true, "a move from the current version was answered as changed elsewhere")
+            !moved.changedElsewhere, "a move from the current version was answered as changed elsewhere")
 
         let movedFolder = try await provider.modifyItem(
             folderA.id, in: space.container, baseVersion: folderA.version,
@@ -292,7 +292,7 @@ extension ProviderConformance {
         )
         try space.expect(metadataOnly.name == "doc renamed.txt", "a metadata change with a stale base was not applied")
         try space.expect(
-            metadataOnly.changedElsewhere == true,
+            metadataOnly.changedElsewhere,
             "a metadata change with a stale base did not say the content changed elsewhere (the caller would take "
                 + "version \(metadataOnly.version) for the content it has)")
         if options.preservesMode {
