@@ -101,14 +101,16 @@ extension Provider {
     /// Each call puts its answer in its own place of a shared table; nothing comes back through the task group.
     /// (Returned as `(index, answer)` from the group's tasks, the index arrived as garbage in release builds of
     /// Swift 6.3.1 — pointer-like values, or small wrong ones that would give one item another's answer — while
-    /// the answer itself was intact: `CreateItemsTests` and the WebDAV benchmark's 1,000 creates found it.)
+    /// the answer itself was intact: the WebDAV benchmark's 1,000 creates found it; `scripts/release-smoke` runs
+    /// that workload on the release binary in CI.)
     public func createItems(_ creations: [ItemCreation]) async -> [Result<RemoteItem, FolioError>] {
         let answers = CreateAnswers(count: creations.count)
         await withTaskGroup(of: Void.self) { group in
             for (index, creation) in creations.enumerated() {
                 group.addTask {
                     do {
-                        answers.set(index, .success(try await createItem(creation.template, contents: creation.contents)))
+                        let item = try await createItem(creation.template, contents: creation.contents)
+                        answers.set(index, .success(item))
                     } catch {
                         answers.set(index, .failure(FolioError(error)))
                     }
@@ -118,7 +120,8 @@ extension Provider {
         // An answer about another item than the one asked for is never taken (retried as interrupted).
         return zip(creations, answers.all).map { creation, answer in
             if case .success(let item) = answer, item.id != creation.template.id {
-                return .failure(.interrupted("the answer to the create of \(creation.template.id) was about \(item.id)"))
+                let asked = creation.template.id
+                return .failure(.interrupted("the answer to the create of \(asked) was about \(item.id)"))
             }
             return answer
         }
