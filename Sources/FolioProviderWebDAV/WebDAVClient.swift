@@ -11,7 +11,7 @@ import SystemPackage
 public struct WebDAVResponse: Sendable {
     /// The status code.
     public var status: Int
-    /// The headers, by lowercased name (the first value of each).
+    /// The headers, by lowercased name (a header sent more than once: its values joined with `, `).
     public var headers: [String: String]
     /// The body, if it was read.
     public var body: Data
@@ -245,7 +245,9 @@ public final class WebDAVClient: Sendable {
     ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: configuration.url(path))
         request.method = HTTPMethod(rawValue: method)
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        for (name, value) in headers + WebDAVLock.headers(method, path) {
+            request.headers.add(name: name, value: value)
+        }
         if let authorization { request.headers.replaceOrAdd(name: "Authorization", value: authorization) }
         switch body {
         case .none:
@@ -270,10 +272,13 @@ public final class WebDAVClient: Sendable {
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
+    /// The response's headers by lowercased name; a header sent more than once is its values joined with `, `
+    /// (RFC 9110 §5.3: Apache sends `DAV` twice).
     private static func headers(_ response: HTTPClientResponse) -> [String: String] {
         var headers: [String: String] = [:]
-        for (name, value) in response.headers where headers[name.lowercased()] == nil {
-            headers[name.lowercased()] = value
+        for (name, value) in response.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
         }
         return headers
     }

@@ -21,6 +21,12 @@ public struct WebDAVProperties: Sendable, Equatable {
     /// `symlink`.
     public var folio: [String: String] = [:]
 
+    /// Whether the resource is only a lock on a name nothing is at yet (RFC 2518's lock-null resource, what Apache
+    /// makes for the `LOCK` of an unmapped URL): no collection, and none of a file's ETag, length and date.
+    public var isLockNull: Bool {
+        !isCollection && entityTag == nil && contentLength == nil && lastModified == nil
+    }
+
     /// The XML namespace of the properties Folio keeps on the server.
     public static let folioNamespace = "urn:folio:properties:1"
 

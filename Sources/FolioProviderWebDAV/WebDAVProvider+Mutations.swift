@@ -3,19 +3,16 @@ import Foundation
 import SystemPackage
 
 extension WebDAVProvider {
-    /// Creates a folder (`MKCOL`) or a file (`PUT` with `If-None-Match: *`, streamed from `contents`), then sets
-    /// its id, mode and time as dead properties. Something already at the name is this create's own earlier
-    /// attempt if it carries the id (its content is replaced only if it is still what the attempt wrote), and
-    /// otherwise a `.conflict`: nothing on the server is overwritten.
+    /// Creates a folder (`MKCOL`) or a file (`PUT` with `If-None-Match: *`, streamed from `contents`, under a
+    /// write lock where the server locks), then sets its id, mode and time as dead properties. Something already
+    /// at the name is this create's own earlier attempt if it carries the id (its content is replaced only if it is
+    /// still what the attempt wrote), and otherwise a `.conflict`: nothing on the server is overwritten.
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         try Self.checkName(template.name)
         let container = template.container
         let parentComponents = try components(of: template.parentID, in: container)
         let isFolder = template.kind == .directory
         let itemPath = path(parentComponents + [template.name], in: container, folder: isFolder)
-        /// The ETag the server gave the content this call wrote, if its answer said.
-        var putTag: String?
-        var revision: String?
         switch template.kind {
         case .directory:
             let reply = try await client.send("MKCOL", itemPath)
@@ -28,6 +25,7 @@ extension WebDAVProvider {
             } else if !WebDAVStatus.succeeded(reply.status) {
                 throw WebDAVStatus.error(reply.status, "MKCOL \(itemPath)")
             }
+            return try await claim(template, at: itemPath, revision: nil, putTag: nil)
         case .file, .symlink:
             let traits = try await serverTraits()
             if template.kind == .symlink, !traits.keepsDeadProperties {
@@ -35,55 +33,81 @@ extension WebDAVProvider {
                     "\(template.name): this WebDAV server keeps no properties, so it cannot keep a symlink")
             }
             let body = try self.body(kind: template.kind, contents: contents, symlinkTarget: template.symlinkTarget)
-            // A server that ignores `If-None-Match` (rclone) is asked first: the window is between the two requests.
-            var taken = false
-            if !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
-            let reply = taken
-                ? WebDAVResponse(status: 412, headers: [:], body: Data())
-                : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
-            putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
-            if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
-                // This create's own earlier `PUT` landed but the connection was lost before its properties were
-                // set: it is claimed below, and nothing is sent again.
-                putTag = nil
-            } else if reply.status == 412 {
-                let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
-                let entry = ItemIndex.Entry(
-                    container: container, parent: template.parentID, name: template.name, isFolder: false)
-                index.record(template.id, entry)
-                let landed = try await currentItem(template.id, entry: entry)
-                if try await holds(itemPath, size: landed.size, sameAs: body) {
-                    noteOwnChange(landed)
-                    return landed  // the earlier attempt landed whole: nothing to send again
-                }
-                let again = try await send("PUT", itemPath, body: body, ifAt: existing)
-                if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
-                guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
-                putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
-            } else if !WebDAVStatus.succeeded(reply.status) {
-                throw WebDAVStatus.error(reply.status, "PUT \(itemPath)")
+            return try await whileLocked(itemPath, owner: template.retryTag ?? "folio") { created in
+                try await self.writeNewFile(template, at: itemPath, body: body, intoOwnEmptyFile: created)
             }
         default:
             throw FolioError.notSupported("\(template.name): a WebDAV remote keeps files, folders and symlinks only")
         }
+    }
+
+    /// The part of ``createItem(_:contents:)`` that writes a file: its content, then its properties.
+    /// `intoOwnEmptyFile`: the resource is the empty file this create's `LOCK` made, which nobody else can have
+    /// written (a server that locks refuses them), so it is filled without `If-None-Match`.
+    private func writeNewFile(
+        _ template: RemoteItemTemplate, at itemPath: String, body: WebDAVClient.Body, intoOwnEmptyFile: Bool
+    ) async throws -> RemoteItem {
+        let traits = try await serverTraits()
+        // A server that ignores `If-None-Match` (rclone) is asked first: the window is between the two requests.
+        var taken = false
+        if !intoOwnEmptyFile, !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
+        let reply = taken
+            ? WebDAVResponse(status: 412, headers: [:], body: Data())
+            : try await client.send(
+                "PUT", itemPath, headers: intoOwnEmptyFile ? [] : [("If-None-Match", "*")], body: body)
+        /// The ETag the server gave the content this call wrote, if its answer said.
+        var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+        if reply.status == 412, try await existing(itemPath, depth: 0) == nil {
+            // Nothing is there but another writer's lock: Apache can grant two `LOCK`s at once, the later replacing
+            // the earlier, whose token then fails its `PUT`. That writer goes first; this create is tried again.
+            throw FolioError.busy("\(template.name) is being created by another device (locked on the server)")
+        }
+        if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
+            // This create's own earlier `PUT` landed but the connection was lost before its properties were
+            // set: it is claimed below, and nothing is sent again.
+            putTag = nil
+        } else if reply.status == 412 {
+            let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
+            let entry = ItemIndex.Entry(
+                container: template.container, parent: template.parentID, name: template.name, isFolder: false)
+            index.record(template.id, entry)
+            let landed = try await currentItem(template.id, entry: entry)
+            if try await holds(itemPath, size: landed.size, sameAs: body) {
+                noteOwnChange(landed)
+                return landed  // the earlier attempt landed whole: nothing to send again
+            }
+            let again = try await send("PUT", itemPath, body: body, ifAt: existing)
+            if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
+            guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
+            putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
+        } else if !WebDAVStatus.succeeded(reply.status) {
+            throw WebDAVStatus.error(reply.status, "PUT \(itemPath)")
+        }
+        return try await claim(template, at: itemPath, revision: Self.newRevision(), putTag: putTag)
+    }
+
+    /// Sets a new item's id, mode and time (and for a file the revision `revision` and its writer's tag) on the
+    /// resource at `itemPath`, records it in the index and answers it.
+    private func claim(
+        _ template: RemoteItemTemplate, at itemPath: String, revision: String?, putTag: String?
+    ) async throws -> RemoteItem {
         var properties = [
             "id": template.id.rawValue, "mode": String(template.mode & 0o7777, radix: 8),
             "mtime": Self.text(template.modificationTime),
         ]
         if template.kind == .symlink { properties["symlink"] = template.symlinkTarget ?? "" }
-        if template.kind != .directory {
-            let written = Self.newRevision()
-            revision = written
-            properties["rev"] = written
+        if let revision {
+            properties["rev"] = revision
             if let tag = template.retryTag {
-                properties["tag"] = try await writerTag(tag, at: itemPath, revision: written, putTag: putTag)
+                properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision, putTag: putTag)
             }
         }
         try await setProperties(properties, at: itemPath)
-        index.record(template.id, .init(
-            container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
-        var item = try await currentItem(template.id, entry: .init(
-            container: container, parent: template.parentID, name: template.name, isFolder: isFolder))
+        let isFolder = template.kind == .directory
+        let entry = ItemIndex.Entry(
+            container: template.container, parent: template.parentID, name: template.name, isFolder: isFolder)
+        index.record(template.id, entry)
+        var item = try await currentItem(template.id, entry: entry)
         if let revision { item.version = versionWritten(item.version, revision: revision, putTag: putTag) }
         if isFolder { noteOwnFolder(item) } else { noteOwnChange(item) }
         return item
@@ -188,6 +212,30 @@ extension WebDAVProvider {
         }
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)
+        if let contents, current.kind == .file {
+            current = try await whileLocked(itemPath, owner: changes.retryTag ?? "folio") { _ in
+                try await self.write(
+                    id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
+                    contents: contents)
+            }
+        } else {
+            current = try await write(
+                id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
+                contents: nil)
+        }
+        if entry.container != container { journal.deleted(id, in: container) }
+        noteOwnChange(current, replacing: old)
+        if changedElsewhere { current.changedElsewhere = true }
+        return current
+    }
+
+    /// The part of ``modifyItem(_:in:baseVersion:changes:contents:)`` that writes the item where it now is: its
+    /// content (`PUT` on the condition that it is still at `baseVersion`, or at what this writer's earlier attempt
+    /// wrote), then its properties. Answers the item as the server has it after.
+    private func write(
+        _ id: ItemID, at itemPath: String, entry: ItemIndex.Entry, current: RemoteItem, baseVersion: String,
+        changes: RemoteItemChanges, contents: FilePath?
+    ) async throws -> RemoteItem {
         var properties: [String: String] = ["id": id.rawValue]
         var putTag: String?
         var revision: String?
@@ -216,14 +264,11 @@ extension WebDAVProvider {
         if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
         if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
         try await setProperties(properties, at: itemPath)
-        current = try await currentItem(id, entry: entry)
+        var item = try await currentItem(id, entry: entry)
         if let revision {
-            current.version = versionWritten(current.version, revision: revision, putTag: putTag)
+            item.version = versionWritten(item.version, revision: revision, putTag: putTag)
         }
-        if entry.container != container { journal.deleted(id, in: container) }
-        noteOwnChange(current, replacing: old)
-        if changedElsewhere { current.changedElsewhere = true }
-        return current
+        return item
     }
 
     /// Deletes an item: a file only at `baseVersion` (or the version `retryTag` wrote), with `If-Match` where the
@@ -344,7 +389,8 @@ extension WebDAVProvider {
     /// Sends `method` to `path` on the condition that the resource is still at `version` (`If-Match` of its ETag;
     /// no condition for `nil` or a version without one). A `412` is looked at again: Apache's tag of a file
     /// written in the last second is weak, and a weak tag never matches, so a resource still at the expected version
-    /// under a weak tag is sent to once more, with the condition, after a second.
+    /// under a weak tag is sent to once more, with the condition, after a second; under a strong tag, while a lock
+    /// is held, it was the lock's token that failed: `.busy`.
     func send(
         _ method: String, _ path: String, body: WebDAVClient.Body = .none, ifAt version: String?
     ) async throws(FolioError) -> WebDAVResponse {
@@ -354,8 +400,13 @@ extension WebDAVProvider {
         let reply = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
         guard reply.status == 412, let listing = try await existing(path, depth: 0) else { return reply }
         let now = try properties(of: path, in: listing)
-        guard Self.version(now, size: now.contentLength ?? 0) == version, now.entityTag?.hasPrefix("W/") ?? false
-        else { return reply }
+        guard Self.version(now, size: now.contentLength ?? 0) == version else { return reply }
+        guard now.entityTag?.hasPrefix("W/") ?? false else {
+            // Still the expected version under a strong tag: the condition held and the lock token did not (another
+            // writer was granted the lock meanwhile, which Apache can do). That writer goes first.
+            guard WebDAVLock.held?.path == path else { return reply }
+            throw .busy("\(method) \(path): another device holds the lock on the server")
+        }
         // Still the expected version, under a weak tag (Apache's, for the first second after a write): once it turns
         // strong, the condition can hold. Sent again with the condition, never without.
         do { try await Task.sleep(for: .milliseconds(1100)) } catch { throw .interrupted("\(method) cancelled") }

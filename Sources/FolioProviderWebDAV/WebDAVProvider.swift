@@ -124,13 +124,21 @@ public final class WebDAVProvider: Provider {
         <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>
         """.utf8)
 
-    /// `PROPFIND` of `path` at `depth` (0 or 1), read as a multistatus; a status other than 207 is its error.
+    /// `PROPFIND` of `path` at `depth` (0 or 1), read as a multistatus without lock-null resources; a status other
+    /// than 207 is its error.
     func propfind(_ path: String, depth: Int) async throws(FolioError) -> WebDAVMultistatus {
         let reply = try await client.send(
             "PROPFIND", path, headers: [("Depth", "\(depth)"), ("Content-Type", "application/xml; charset=utf-8")],
             body: .bytes(Self.propfindBody), limit: WebDAVMultistatus.defaultLimit)
         guard reply.status == 207 else { throw WebDAVStatus.error(reply.status, "PROPFIND \(path)") }
-        return try WebDAVMultistatus.parse(reply.body)
+        var listing = try WebDAVMultistatus.parse(reply.body)
+        // A lock another writer's create holds on a name (Apache's lock-null resource) is no file yet.
+        let count = listing.responses.count
+        listing.responses.removeAll { $0.properties.isLockNull }
+        if depth == 0, count > 0, listing.responses.isEmpty {
+            throw FolioError.notFound("PROPFIND \(path): only a lock is there, no resource yet")
+        }
+        return listing
     }
 
     /// The properties the `PROPFIND Depth: 0` of `path` gave for `path` itself: a server that answers for another
@@ -165,7 +173,8 @@ public final class WebDAVProvider: Provider {
         let reply = try await client.send(
             "PROPPATCH", path, headers: [("Content-Type", "application/xml; charset=utf-8")],
             body: .bytes(Data(body.utf8)))
-        if reply.status == 401 || reply.status == 404 || reply.status == 409 || reply.status == 507 {
+        // Refused for a reason that passes or needs the user (locked by another writer, out of space): an error.
+        if [401, 404, 409, 423, 507].contains(reply.status) {
             throw WebDAVStatus.error(reply.status, "PROPPATCH \(path)")
         }
         return reply.status == 207 && !String(decoding: reply.body, as: UTF8.self).contains(" 403 ")
@@ -178,9 +187,15 @@ public final class WebDAVProvider: Provider {
 
     /// What the server does, found once per run with a probe resource beside the containers
     /// (`.folio-probe-…`, removed after): whether a `PUT` with `If-None-Match: *` over an existing resource is
-    /// refused, and whether a dead property is kept.
+    /// refused, whether a dead property is kept, and (`OPTIONS`) whether the server locks.
     func serverTraits() async throws(FolioError) -> WebDAVServerTraits {
         if let known = traits.withLock({ $0 }) { return known }
+        let options = try await client.send("OPTIONS", client.configuration.basePath)
+        // `DAV: 1, 2`: class 2 locks (RFC 4918 §18.2).
+        let locks = WebDAVStatus.succeeded(options.status)
+            && (options.header("dav") ?? "").split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == "2"
+            }
         let probe = client.configuration.basePath + ".folio-probe-" + String(UUID().uuidString.prefix(8))
         let first = try await client.send("PUT", probe, headers: [("If-None-Match", "*")], body: .bytes(Data("1".utf8)))
         guard WebDAVStatus.succeeded(first.status) else {
@@ -189,7 +204,7 @@ public final class WebDAVProvider: Provider {
                 throw WebDAVStatus.error(first.status, "PUT \(probe) (a probe of what the server does)")
             }
             // Nothing may be written beside the containers: taken to be a server that does both (the usual case).
-            let assumed = WebDAVServerTraits(honoursConditions: true, keepsDeadProperties: true)
+            let assumed = WebDAVServerTraits(honoursConditions: true, keepsDeadProperties: true, locks: locks)
             traits.withLock { $0 = assumed }
             return assumed
         }
@@ -198,7 +213,8 @@ public final class WebDAVProvider: Provider {
         var keeps = false
         if kept { keeps = try await propfind(probe, depth: 0).responses.first?.properties.folio["probe"] == "1" }
         _ = try? await client.send("DELETE", probe)
-        let found = WebDAVServerTraits(honoursConditions: second.status == 412, keepsDeadProperties: keeps)
+        let found = WebDAVServerTraits(
+            honoursConditions: second.status == 412, keepsDeadProperties: keeps, locks: locks)
         traits.withLock { $0 = found }
         return found
     }
@@ -212,4 +228,7 @@ struct WebDAVServerTraits: Sendable {
     /// Dead properties are kept (rclone refuses them: ids then live only in the local index, and symlinks, modes,
     /// times and retry tags cannot be kept on the server).
     var keepsDeadProperties: Bool
+    /// The server locks (`DAV` class 2): Folio holds a write lock on a file while it writes it
+    /// (``WebDAVProvider/whileLocked(_:owner:_:)``).
+    var locks: Bool
 }

@@ -1,0 +1,70 @@
+import FolioCore
+import Foundation
+
+extension WebDAVProvider {
+    /// How long a lock lasts unless refreshed: what a device that dies holding one makes other writers wait.
+    static let lockTimeout = 60
+    /// How often a held lock is refreshed while its write goes on (a big `PUT` takes longer than the timeout).
+    static let lockRefresh = Duration.seconds(20)
+
+    /// Runs `body` holding an exclusive write lock on the file at `path`, on a server that locks and honours
+    /// conditions (otherwise `body` runs without one). `body` learns whether the `LOCK` made the resource: a server
+    /// that answers the `LOCK` of an unmapped URL with `201` made an empty file there, which is this call's to
+    /// fill (and is removed again if `body` fails); Apache makes a lock-null resource instead, which no listing
+    /// takes for a file (``WebDAVProperties/isLockNull``). Every writing request to `path` that `body` sends
+    /// carries the lock's token; the lock is refreshed while `body` runs and released after it. A resource another
+    /// writer holds locked is `.busy` (tried again later); `owner` names the writer in the lock (`lockdiscovery`).
+    func whileLocked<T: Sendable>(
+        _ path: String, owner: String, _ body: (_ created: Bool) async throws -> T
+    ) async throws -> T {
+        let traits = try await serverTraits()
+        guard traits.locks, traits.honoursConditions else { return try await body(false) }
+        let info = """
+            <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+            </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(Self.escapeXML(owner))</D:owner></D:lockinfo>
+            """
+        let reply = try await client.send(
+            "LOCK", path,
+            headers: [("Content-Type", "application/xml; charset=utf-8"), ("Timeout", "Second-\(Self.lockTimeout)"),
+                ("Depth", "0")],
+            body: .bytes(Data(info.utf8)))
+        if reply.status == 423 {
+            throw FolioError.busy("\(path) is being written by another device (locked on the server, 423)")
+        }
+        guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "LOCK \(path)") }
+        guard let token = Self.lockToken(reply.header("lock-token")) else {
+            throw FolioError.providerFailure("LOCK \(path): the server's answer has no lock token", retryable: true)
+        }
+        let lock = WebDAVLock(path: path, token: token)
+        let created = reply.status == 201
+        let client = self.client
+        let refresher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.lockRefresh)
+                if Task.isCancelled { break }
+                _ = try? await client.send(
+                    "LOCK", path, headers: [("If", "(<\(token)>)"), ("Timeout", "Second-\(Self.lockTimeout)")])
+            }
+        }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await WebDAVLock.$held.withValue(lock) { try await body(created) })
+        } catch {
+            result = .failure(error)
+        }
+        refresher.cancel()
+        if case .failure = result, created {
+            // The empty file this call's `LOCK` made: nobody's, and in the way of the create's next attempt.
+            _ = try? await WebDAVLock.$held.withValue(lock) { try await client.send("DELETE", path) }
+        }
+        _ = try? await client.send("UNLOCK", path, headers: [("Lock-Token", "<\(token)>")])
+        return try result.get()
+    }
+
+    /// The token of a `Lock-Token: <opaquelocktoken:…>` header.
+    static func lockToken(_ header: String?) -> String? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        let token = header.hasPrefix("<") && header.hasSuffix(">") ? String(header.dropFirst().dropLast()) : header
+        return token.isEmpty ? nil : token
+    }
+}

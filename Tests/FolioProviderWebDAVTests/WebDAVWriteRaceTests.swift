@@ -1,0 +1,215 @@
+import FolioCore
+import FolioProviderWebDAV
+import FolioTestServers
+import Foundation
+import SystemPackage
+import XCTest
+
+/// Two devices (two providers, each with its own state) write one file on a real Apache at the same moment, many
+/// rounds. Apache checks `If-Match` and `If-None-Match` when a `PUT` starts and writes the body after: two
+/// overlapping `PUT`s from one base both pass, and the later one silently replaces the earlier (measured with curl
+/// before the fix). Folio holds a write lock on the file while it writes it, so exactly one of the two writes lands
+/// and the other is a conflict, never a success its writer's content does not survive (DESIGN.md §2, "Trust").
+final class WebDAVWriteRaceTests: XCTestCase {
+    /// The rounds of each race.
+    static let rounds = Int(ProcessInfo.processInfo.environment["RACE_ROUNDS"] ?? "") ?? 25
+    /// The size of each write: big enough that two `PUT` bodies overlap on loopback.
+    static let size = 2 << 20
+
+    private var server: ApacheServer!
+    private var state: URL!
+    private var devices: [WebDAVProvider] = []
+
+    override func setUpWithError() throws {
+        server = try ApacheServer()
+        state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-race-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+        devices = []
+    }
+
+    override func tearDown() async throws {
+        for device in devices { await device.shutdown() }
+        server?.stop()
+        if let state { try? FileManager.default.removeItem(at: state) }
+    }
+
+    /// A device: a provider with its own state folder.
+    private func device(_ name: String) throws -> WebDAVProvider {
+        let folder = state.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let provider = try WebDAVProvider(
+            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: folder)
+        devices.append(provider)
+        return provider
+    }
+
+    /// A file of `size` bytes of `byte`, to upload.
+    private func content(_ byte: UInt8, size: Int = WebDAVWriteRaceTests.size) throws -> FilePath {
+        let file = state.appendingPathComponent("content-\(UUID().uuidString)")
+        try Data(repeating: byte, count: size).write(to: file)
+        return FilePath(file.path)
+    }
+
+    private func template(_ name: String, writer: String) -> RemoteItemTemplate {
+        RemoteItemTemplate(
+            id: .generate(), container: .drive, parentID: nil, name: name, kind: .file, modificationTime: .now(),
+            mode: 0o644, retryTag: "\(writer)@new")
+    }
+
+    /// The outcome of one device's write: its answer, or the error that is not `.busy` (a `.busy` write, refused
+    /// while the other device's lock was held, is tried again until the lock is gone, as the core's retries do).
+    private static func attempt(
+        _ body: @Sendable @escaping () async throws -> RemoteItem
+    ) async -> Result<RemoteItem, FolioError> {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while true {
+            do {
+                return .success(try await body())
+            } catch let error as FolioError {
+                guard case .busy = error, ContinuousClock.now < deadline else { return .failure(error) }
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                return .failure(FolioError(error))
+            }
+        }
+    }
+
+    private func serverBytes(_ name: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: server.documentRoot + "/dav/com.folio.drive/" + name))
+    }
+
+    func testTwoDevicesReplacingOneFileAtOnceNeverBothLand() async throws {
+        let here = try device("here")
+        let there = try device("there")
+        _ = try await here.listContainers()
+        _ = try await there.listContainers()
+        let hereContent = try content(UInt8(ascii: "h"))
+        let thereContent = try content(UInt8(ascii: "t"))
+        var conflicts = 0
+        for round in 0..<Self.rounds {
+            let name = "doc-\(round).txt"
+            let made = try await here.createItem(template(name, writer: "here"), contents: try content(0x30, size: 10))
+            let seen = try await there.enumerateWholeFolder(nil, in: .drive)
+            let other = try XCTUnwrap(seen.first { $0.name == name }, "the other device lists \(name)")
+            XCTAssertEqual(other.id, made.id)
+            XCTAssertEqual(other.version, made.version)
+
+            async let fromHere = Self.attempt {
+                try await here.modifyItem(
+                    made.id, in: .drive, baseVersion: made.version,
+                    changes: RemoteItemChanges(retryTag: "here@\(made.version)"), contents: hereContent)
+            }
+            async let fromThere = Self.attempt {
+                try await there.modifyItem(
+                    other.id, in: .drive, baseVersion: other.version,
+                    changes: RemoteItemChanges(retryTag: "there@\(other.version)"), contents: thereContent)
+            }
+            let outcomes = await [("here", fromHere), ("there", fromThere)]
+            let landed = outcomes.filter { if case .success = $0.1 { true } else { false } }
+            XCTAssertEqual(landed.count, 1, "round \(round): exactly one write lands: \(outcomes)")
+            for (_, outcome) in outcomes {
+                if case .failure(let error) = outcome {
+                    guard case .conflict = error else { return XCTFail("round \(round): \(error)") }
+                    conflicts += 1
+                }
+            }
+            if let winner = landed.first {
+                let expected = UInt8(ascii: winner.0 == "here" ? "h" : "t")
+                XCTAssertEqual(try serverBytes(name), Data(repeating: expected, count: Self.size),
+                    "round \(round): the server holds the landed write, whole")
+            }
+        }
+        XCTAssertEqual(conflicts, Self.rounds)
+    }
+
+    func testTwoDevicesCreatingOneNameAtOnceNeverBothLand() async throws {
+        let here = try device("here")
+        let there = try device("there")
+        _ = try await here.listContainers()
+        _ = try await there.listContainers()
+        let hereContent = try content(UInt8(ascii: "h"))
+        let thereContent = try content(UInt8(ascii: "t"))
+        for round in 0..<Self.rounds {
+            let name = "new-\(round).txt"
+            let hereTemplate = template(name, writer: "here")
+            let thereTemplate = template(name, writer: "there")
+            async let fromHere = Self.attempt { try await here.createItem(hereTemplate, contents: hereContent) }
+            async let fromThere = Self.attempt { try await there.createItem(thereTemplate, contents: thereContent) }
+            let outcomes = await [("here", fromHere), ("there", fromThere)]
+            let landed = outcomes.compactMap { outcome -> (String, RemoteItem)? in
+                if case .success(let item) = outcome.1 { (outcome.0, item) } else { nil }
+            }
+            XCTAssertEqual(landed.count, 1, "round \(round): exactly one create lands: \(outcomes)")
+            for (_, outcome) in outcomes {
+                if case .failure(let error) = outcome {
+                    switch error {
+                    case .exists, .conflict: break
+                    default: XCTFail("round \(round): \(error)")
+                    }
+                }
+            }
+            guard let (winner, item) = landed.first else { continue }
+            let expected = UInt8(ascii: winner == "here" ? "h" : "t")
+            XCTAssertEqual(try serverBytes(name), Data(repeating: expected, count: Self.size),
+                "round \(round): the server holds the landed create, whole")
+            let listed = try await (winner == "here" ? there : here).enumerateWholeFolder(nil, in: .drive)
+            XCTAssertEqual(listed.first { $0.name == name }?.id, item.id, "round \(round): the winner's id is there")
+        }
+    }
+
+    /// While another client holds a lock on a name nothing is at (Apache's lock-null resource), listings show no
+    /// file there, a create of that name waits (`.busy`), and a `chmod` of a locked file is `.busy` too, never
+    /// taken for done; once the lock is gone, both go through.
+    func testAnotherWritersLockIsWaitedForAndALockOnANameIsNoFile() async throws {
+        let device = try device("here")
+        _ = try await device.listContainers()
+        let file = try await device.createItem(template("kept.txt", writer: "here"), contents: try content(0x41, size: 3))
+
+        let lockBody = Data("""
+            <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+            </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>another client</D:owner></D:lockinfo>
+            """.utf8)
+        func lock(_ path: String) throws -> String {
+            let reply = try server.request("LOCK", path, headers: ["Timeout: Second-60"], body: lockBody)
+            XCTAssertTrue((200..<300).contains(reply.status), "LOCK \(path): \(reply.status)")
+            let header = try XCTUnwrap(reply.headers["lock-token"])
+            return header.trimmingCharacters(in: CharacterSet(charactersIn: "<> \r\n"))
+        }
+        let pending = try lock("/dav/com.folio.drive/pending.txt")
+        let held = try lock("/dav/com.folio.drive/kept.txt")
+
+        let names = try await device.enumerateWholeFolder(nil, in: .drive).map(\.name)
+        XCTAssertEqual(names, ["kept.txt"], "a lock on a name is no file")
+
+        let create = template("pending.txt", writer: "here")
+        do {
+            _ = try await device.createItem(create, contents: try content(0x42, size: 5))
+            XCTFail("a create of a name another client holds locked went through")
+        } catch let error as FolioError {
+            guard case .busy = error else { return XCTFail("create: \(error)") }
+        }
+        do {
+            _ = try await device.modifyItem(
+                file.id, in: .drive, baseVersion: file.version, changes: RemoteItemChanges(mode: 0o600), contents: nil)
+            XCTFail("a chmod of a file another client holds locked was taken for done")
+        } catch let error as FolioError {
+            guard case .busy = error else { return XCTFail("chmod: \(error)") }
+        }
+
+        XCTAssertEqual(
+            try server.request("UNLOCK", "/dav/com.folio.drive/pending.txt", headers: ["Lock-Token: <\(pending)>"])
+                .status, 204)
+        XCTAssertEqual(
+            try server.request("UNLOCK", "/dav/com.folio.drive/kept.txt", headers: ["Lock-Token: <\(held)>"]).status,
+            204)
+        let made = try await device.createItem(create, contents: try content(0x42, size: 5))
+        XCTAssertEqual(made.size, 5)
+        let changed = try await device.modifyItem(
+            file.id, in: .drive, baseVersion: file.version, changes: RemoteItemChanges(mode: 0o600), contents: nil)
+        XCTAssertEqual(changed.mode, 0o600)
+        let listed = try await device.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(listed.map(\.name), ["kept.txt", "pending.txt"])
+        XCTAssertEqual(listed.first { $0.name == "kept.txt" }?.mode, 0o600, "the mode is kept on the server")
+    }
+}
