@@ -16,6 +16,15 @@ final class ItemIndex: Sendable {
         var parent: ItemID?
         var name: String
         var isFolder: Bool
+        /// The ETag a create's `PUT` was answered with, while the file's properties (its id) are not set yet: the
+        /// file at the place is this create's own as long as it still has that tag (a daemon killed between the
+        /// two requests finds it again). Such an entry names no place for ``ItemIndex/id(in:parent:name:)``.
+        var landedTag: String?
+
+        init(container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, landedTag: String? = nil) {
+            (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
+            self.landedTag = landedTag
+        }
     }
 
     /// A line of the file: an entry, or the removal of one (`entry` `nil`).
@@ -39,7 +48,7 @@ final class ItemIndex: Sendable {
         mutating func set(_ id: ItemID, _ entry: Entry?) {
             if let old = entries[id], byPlace[Place(old)] == id { byPlace[Place(old)] = nil }
             entries[id] = entry
-            if let entry { byPlace[Place(entry)] = id }
+            if let entry, entry.landedTag == nil { byPlace[Place(entry)] = id }
         }
     }
 

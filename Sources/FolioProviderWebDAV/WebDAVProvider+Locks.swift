@@ -3,9 +3,9 @@ import Foundation
 
 extension WebDAVProvider {
     /// How long a lock lasts unless refreshed: what a device that dies holding one makes other writers wait.
-    static let lockTimeout = 60
+    static let lockTimeout = 20
     /// How often a held lock is refreshed while its write goes on (a big `PUT` takes longer than the timeout).
-    static let lockRefresh = Duration.seconds(20)
+    static let lockRefresh = Duration.seconds(5)
 
     /// Runs `body` holding an exclusive write lock on the file at `path`, on a server that locks and honours
     /// conditions (otherwise `body` runs without one). `body` learns whether the `LOCK` made the resource: a server

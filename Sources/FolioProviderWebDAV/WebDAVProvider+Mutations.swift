@@ -57,12 +57,38 @@ extension WebDAVProvider {
                 "PUT", itemPath, headers: intoOwnEmptyFile ? [] : [("If-None-Match", "*")], body: body)
         /// The ETag the server gave the content this call wrote, if its answer said.
         var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+        let place = ItemIndex.Entry(
+            container: template.container, parent: template.parentID, name: template.name, isFolder: false)
+        if WebDAVStatus.succeeded(reply.status) {
+            if putTag == nil, let found = try await existing(itemPath, depth: 0) {
+                // Apache answers a create without an ETag: the file's tag now is what this `PUT` wrote (the lock
+                // keeps other writers out), asked for here instead of by ``writerTag(_:at:revision:putTag:)``.
+                putTag = Self.baseVersion(try properties(of: itemPath, in: found), size: 0)
+            }
+            if let putTag {
+                var landed = place
+                landed.landedTag = putTag
+                index.record(template.id, landed)  // until ``claim(_:at:revision:putTag:)`` sets the properties
+            }
+        }
         if reply.status == 412, try await existing(itemPath, depth: 0) == nil {
             // Nothing is there but another writer's lock: Apache can grant two `LOCK`s at once, the later replacing
             // the earlier, whose token then fails its `PUT`. That writer goes first; this create is tried again.
             throw FolioError.busy("\(template.name) is being created by another device (locked on the server)")
         }
-        if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
+        if reply.status == 412, let landed = index.entry(template.id), let landedTag = landed.landedTag,
+            ItemIndex.Entry(container: landed.container, parent: landed.parent, name: landed.name,
+                isFolder: false) == place,
+            let found = try await existing(itemPath, depth: 0),
+            Self.version(try properties(of: itemPath, in: found), size: 0) == landedTag
+        {
+            // This create's own earlier `PUT` landed (its answer's tag is still the file's) but the daemon stopped
+            // before the properties were set: the file is replaced, on the condition that it is still that one.
+            let again = try await send("PUT", itemPath, body: body, ifAt: landedTag)
+            if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
+            guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
+            putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
+        } else if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
             // This create's own earlier `PUT` landed but the connection was lost before its properties were
             // set: it is claimed below, and nothing is sent again.
             putTag = nil

@@ -24,13 +24,11 @@ import XCTest
 //   DiskFullTests
 //   RemoteEventsTests
 //   PolledRemoteChangesTests
+//   TwoDeviceRaceTests
+//   CrashBatteryTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
-// - CrashBatteryTests: fails over Apache for now (seed 10: after the queue drained, the server kept an older
-//   version of a file than the mount's; reported with issue 15), and takes minutes there.
-// - TwoDeviceRaceTests: fails over Apache for now (rounds end with one device's edit lost, no conflict version;
-//   reported with issue 15), and takes 5 minutes there.
 // - CLISafetyTests: CLI refusals about remote folders and state folders; offline by the network simulation.
 // - DescriptorLimitTests, SecurityTests, MountHelperTests: about the daemon, its sockets and mount(8), not the remote.
 // - FailedUploadRetryTests: access denied by the remote folder's permissions (a daemon without DAC override).
@@ -297,5 +295,19 @@ final class PolledRemoteChangesTestsOverWebDAV: PolledRemoteChangesTests {
     override func testRemoteEditsArriveWithTheDefaultPoll() throws {
         try super.testRemoteEditsArriveWithTheDefaultPoll()
     }
+}
+
+/// ``TwoDeviceRaceTests`` over Apache.
+final class TwoDeviceRaceTestsOverWebDAV: TwoDeviceRaceTests {
+    override class var remote: TestRemote { .apache }
+    override func testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions() throws {
+        try super.testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions()
+    }
+}
+
+/// ``CrashBatteryTests`` over Apache.
+final class CrashBatteryTestsOverWebDAV: CrashBatteryTests {
+    override class var remote: TestRemote { .apache }
+    override func testRandomWorkloadWithKills() throws { try super.testRandomWorkloadWithKills() }
 }
 // END GENERATED

@@ -6,7 +6,7 @@ import XCTest
 /// evict, remote change) with `kill -9` of the daemon at random points. After each restart the tree, read
 /// through the mount, equals the model's committed state, and so does the remote once the queue drained; at the
 /// end the local state is wiped and everything is read again from the remote. A failing seed is pinned below.
-final class CrashBatteryTests: MountTestCase {
+class CrashBatteryTests: MountTestCase {
     /// Seeds that failed once, run first: 2 (an upload that landed just before a `kill -9` was taken for a
     /// remote change: a conflict), 10 (a file deleted while its create was running came back from the remote).
     static let pinnedSeeds: [UInt64] = [2, 10]

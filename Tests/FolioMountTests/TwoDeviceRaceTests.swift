@@ -5,7 +5,7 @@ import XCTest
 /// rounds. Every round ends with both edits kept: the remote has one, and the device whose edit lost holds its
 /// own as the current version, `conflicted`, with the remote's as a conflict version. Never a side that says
 /// `materialized` while its content is not the remote's (an evict would drop the edit).
-final class TwoDeviceRaceTests: MountTestCase {
+class TwoDeviceRaceTests: MountTestCase {
     /// The rounds: one document each.
     static let rounds = 200
 

@@ -1,5 +1,5 @@
 import FolioCore
-import FolioProviderWebDAV
+@testable import FolioProviderWebDAV
 import FolioTestServers
 import Foundation
 import SystemPackage
@@ -211,5 +211,98 @@ final class WebDAVWriteRaceTests: XCTestCase {
         let listed = try await device.enumerateWholeFolder(nil, in: .drive)
         XCTAssertEqual(listed.map(\.name), ["kept.txt", "pending.txt"])
         XCTAssertEqual(listed.first { $0.name == "kept.txt" }?.mode, 0o600, "the mode is kept on the server")
+    }
+}
+
+/// A create whose `PUT` landed but whose daemon was killed before the file's properties were set (what a kill
+/// between the two requests leaves: the file on the server without an id, and the tag of its `PUT` in the index)
+/// is taken up again by the next daemon, even with other content by then, and never turns into "already exists".
+final class WebDAVInterruptedCreateTests: XCTestCase {
+    private var server: ApacheServer!
+    private var state: URL!
+
+    override func setUpWithError() throws {
+        server = try ApacheServer()
+        state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-killed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+    }
+
+    override func tearDownWithError() throws {
+        server?.stop()
+        if let state { try? FileManager.default.removeItem(at: state) }
+    }
+
+    private func provider() throws -> WebDAVProvider {
+        try WebDAVProvider(
+            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: state)
+    }
+
+    private func content(_ text: String) throws -> FilePath {
+        let file = state.appendingPathComponent("content-\(UUID().uuidString)")
+        try Data(text.utf8).write(to: file)
+        return FilePath(file.path)
+    }
+
+    /// The first daemon: lists the Drive, then sends the create's `PUT` and records the file's tag, as
+    /// `createItem` does before it sets the properties, and stops there.
+    private func killedCreate(_ template: RemoteItemTemplate, _ text: String) async throws {
+        let first = try provider()
+        _ = try await first.listContainers()
+        let path = "/dav/com.folio.drive/" + template.name
+        let reply = try await first.client.send(
+            "PUT", path, headers: [("If-None-Match", "*")], body: .bytes(Data(text.utf8)))
+        XCTAssertEqual(reply.status, 201)
+        let found = try await first.propfind(path, depth: 0)
+        let tag = WebDAVProvider.baseVersion(try first.properties(of: path, in: found), size: 0)
+        first.index.record(template.id, .init(
+            container: .drive, parent: nil, name: template.name, isFolder: false, landedTag: tag))
+        await first.shutdown()
+    }
+
+    func testTheNextDaemonTakesUpItsOwnLandedPutWithNewContent() async throws {
+        let template = RemoteItemTemplate(
+            id: .generate(), container: .drive, parentID: nil, name: "report.txt", kind: .file,
+            modificationTime: .now(), mode: 0o640, retryTag: "device@new")
+        try await killedCreate(template, "first draft")
+
+        let next = try provider()
+        let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertNotEqual(listed.first { $0.name == "report.txt" }?.id, template.id, "no id before the properties")
+        let made = try await next.createItem(template, contents: try content("second draft, longer"))
+        XCTAssertEqual(made.id, template.id)
+        XCTAssertEqual(made.size, 20)
+        XCTAssertEqual(
+            try String(contentsOfFile: server.documentRoot + "/dav/com.folio.drive/report.txt", encoding: .utf8),
+            "second draft, longer")
+        let again = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(again.first { $0.name == "report.txt" }?.id, template.id)
+        XCTAssertEqual(again.first { $0.name == "report.txt" }?.mode, 0o640)
+        await next.shutdown()
+    }
+
+    func testAFileAnotherClientWroteOverTheLandedPutIsNeverReplaced() async throws {
+        let template = RemoteItemTemplate(
+            id: .generate(), container: .drive, parentID: nil, name: "report.txt", kind: .file,
+            modificationTime: .now(), mode: 0o644, retryTag: "device@new")
+        try await killedCreate(template, "first draft")
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/report.txt", body: Data("someone else's".utf8)).status,
+            204)
+
+        let next = try provider()
+        do {
+            _ = try await next.createItem(template, contents: try content("second draft"))
+            XCTFail("the create replaced a file another client wrote")
+        } catch let error as FolioError {
+            switch error {
+            case .exists, .conflict: break
+            default: XCTFail("create: \(error)")
+            }
+        }
+        XCTAssertEqual(
+            try String(contentsOfFile: server.documentRoot + "/dav/com.folio.drive/report.txt", encoding: .utf8),
+            "someone else's")
+        await next.shutdown()
     }
 }
