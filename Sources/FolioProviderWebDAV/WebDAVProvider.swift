@@ -24,6 +24,8 @@ public final class WebDAVProvider: Provider {
     let pagedListings = Mutex<[String: [RemoteItem]]>([:])
     /// What the server was found to do (``serverTraits()``), once known.
     let traits = Mutex<WebDAVServerTraits?>(nil)
+    /// Sends this provider's `LOCK` and `UNLOCK` requests one at a time.
+    let lockRequests = SerialGate()
 
     /// The name of the resource that keeps the containers' display names and public flags.
     static let manifestName = ".folio-containers.json"

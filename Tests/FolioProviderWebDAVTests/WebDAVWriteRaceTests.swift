@@ -5,11 +5,12 @@ import Foundation
 import SystemPackage
 import XCTest
 
-/// Two devices (two providers, each with its own state) write one file on a real Apache at the same moment, many
-/// rounds. Apache checks `If-Match` and `If-None-Match` when a `PUT` starts and writes the body after: two
-/// overlapping `PUT`s from one base both pass, and the later one silently replaces the earlier (measured with curl
-/// before the fix). Folio holds a write lock on the file while it writes it, so exactly one of the two writes lands
-/// and the other is a conflict, never a success its writer's content does not survive (DESIGN.md §2, "Trust").
+/// Two devices (two providers, each with its own state) replace one file on a real Apache at the same moment, many
+/// rounds. Apache checks `If-Match` when a `PUT` starts and writes the body after: two overlapping `PUT`s from one
+/// base both pass, and the later one silently replaces the earlier (measured with curl before the fix). Folio holds
+/// a write lock on the file while it writes it, so exactly one of the two writes lands and the other is a conflict,
+/// never a success its writer's content does not survive (DESIGN.md §2, "Trust"). Creates of one name at once are
+/// not locked (README: Apache's lock database loses the locks of new names under load).
 final class WebDAVWriteRaceTests: XCTestCase {
     /// The rounds of each race.
     static let rounds = Int(ProcessInfo.processInfo.environment["RACE_ROUNDS"] ?? "") ?? 25
@@ -121,41 +122,6 @@ final class WebDAVWriteRaceTests: XCTestCase {
             }
         }
         XCTAssertEqual(conflicts, Self.rounds)
-    }
-
-    func testTwoDevicesCreatingOneNameAtOnceNeverBothLand() async throws {
-        let here = try device("here")
-        let there = try device("there")
-        _ = try await here.listContainers()
-        _ = try await there.listContainers()
-        let hereContent = try content(UInt8(ascii: "h"))
-        let thereContent = try content(UInt8(ascii: "t"))
-        for round in 0..<Self.rounds {
-            let name = "new-\(round).txt"
-            let hereTemplate = template(name, writer: "here")
-            let thereTemplate = template(name, writer: "there")
-            async let fromHere = Self.attempt { try await here.createItem(hereTemplate, contents: hereContent) }
-            async let fromThere = Self.attempt { try await there.createItem(thereTemplate, contents: thereContent) }
-            let outcomes = await [("here", fromHere), ("there", fromThere)]
-            let landed = outcomes.compactMap { outcome -> (String, RemoteItem)? in
-                if case .success(let item) = outcome.1 { (outcome.0, item) } else { nil }
-            }
-            XCTAssertEqual(landed.count, 1, "round \(round): exactly one create lands: \(outcomes)")
-            for (_, outcome) in outcomes {
-                if case .failure(let error) = outcome {
-                    switch error {
-                    case .exists, .conflict: break
-                    default: XCTFail("round \(round): \(error)")
-                    }
-                }
-            }
-            guard let (winner, item) = landed.first else { continue }
-            let expected = UInt8(ascii: winner == "here" ? "h" : "t")
-            XCTAssertEqual(try serverBytes(name), Data(repeating: expected, count: Self.size),
-                "round \(round): the server holds the landed create, whole")
-            let listed = try await (winner == "here" ? there : here).enumerateWholeFolder(nil, in: .drive)
-            XCTAssertEqual(listed.first { $0.name == name }?.id, item.id, "round \(round): the winner's id is there")
-        }
     }
 
     /// While another client holds a lock on a name nothing is at (Apache's lock-null resource), listings show no
