@@ -8,19 +8,15 @@ import XCTest
 /// A big file goes up streamed from its version file and comes down streamed into the cache, never held in
 /// memory: the test process's peak resident size grows by far less than the file.
 final class WebDAVLargeFileTests: XCTestCase {
-    private var server: ApacheServer!
-    private var folder: URL!
+    private var fixture: ApacheDriveFixture!
+    private var folder: URL { fixture.state }
 
     override func setUpWithError() throws {
-        server = try ApacheServer()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("folio-large-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+        fixture = try ApacheDriveFixture()
     }
 
     override func tearDownWithError() throws {
-        server?.stop()
-        if let folder { try? FileManager.default.removeItem(at: folder) }
+        fixture?.stop()
     }
 
     /// The peak resident size of this process since the last reset, in bytes.
@@ -42,8 +38,7 @@ final class WebDAVLargeFileTests: XCTestCase {
         try content.write(to: source)
         let descriptor = try FileDescriptor.open(FilePath(source.path), .readOnly)
         defer { try? descriptor.close() }
-        let provider = try WebDAVProvider(
-            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: folder)
+        let provider = try fixture.provider()
         _ = try await provider.listContainers()
         let item = try await provider.createItem(
             RemoteItemTemplate(
@@ -51,7 +46,7 @@ final class WebDAVLargeFileTests: XCTestCase {
                 modificationTime: .now(), mode: 0o644),
             contents: FilePath("/proc/self/fd/\(descriptor.rawValue)"))
         XCTAssertEqual(item.size, Int64(content.count))
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: server.documentRoot + "/dav/com.folio.drive/doc.txt")),
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture.driveFile("doc.txt"))),
             content)
         await provider.shutdown()
     }
@@ -66,8 +61,7 @@ final class WebDAVLargeFileTests: XCTestCase {
             try handle.write(contentsOf: Data(repeating: UInt8(truncatingIfNeeded: mebibyte &* 37 &+ 11), count: 1 << 20))
         }
         try handle.close()
-        let provider = try WebDAVProvider(
-            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: folder)
+        let provider = try fixture.provider()
         _ = try await provider.listContainers()
 
         try resetPeak()

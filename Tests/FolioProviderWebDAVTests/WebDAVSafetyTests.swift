@@ -8,24 +8,20 @@ import XCTest
 /// What the provider answers never hides a change made on the server, and a server whose storage went away never
 /// looks like a remote whose documents were deleted (DESIGN.md §2, "The remote" and "Trust").
 final class WebDAVSafetyTests: XCTestCase {
-    private var server: ApacheServer!
-    private var state: URL!
+    private var fixture: ApacheDriveFixture!
+    private var server: ApacheServer { fixture.server }
+    private var state: URL { fixture.state }
 
     override func setUpWithError() throws {
-        server = try ApacheServer()
-        state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-safety-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+        fixture = try ApacheDriveFixture()
     }
 
     override func tearDownWithError() throws {
-        server?.stop()
-        if let state { try? FileManager.default.removeItem(at: state) }
+        fixture?.stop()
     }
 
     private func provider() throws -> WebDAVProvider {
-        try WebDAVProvider(
-            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: state)
+        try fixture.provider()
     }
 
     private func create(_ provider: WebDAVProvider, _ name: String, _ text: String) async throws -> RemoteItem {

@@ -17,30 +17,24 @@ final class WebDAVWriteRaceTests: XCTestCase {
     /// The size of each write: big enough that two `PUT` bodies overlap on loopback.
     static let size = 2 << 20
 
-    private var server: ApacheServer!
-    private var state: URL!
+    private var fixture: ApacheDriveFixture!
+    private var server: ApacheServer { fixture.server }
+    private var state: URL { fixture.state }
     private var devices: [WebDAVProvider] = []
 
     override func setUpWithError() throws {
-        server = try ApacheServer()
-        state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-race-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+        fixture = try ApacheDriveFixture()
         devices = []
     }
 
     override func tearDown() async throws {
         for device in devices { await device.shutdown() }
-        server?.stop()
-        if let state { try? FileManager.default.removeItem(at: state) }
+        fixture?.stop()
     }
 
     /// A device: a provider with its own state folder.
     private func device(_ name: String) throws -> WebDAVProvider {
-        let folder = state.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let provider = try WebDAVProvider(
-            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: folder)
+        let provider = try fixture.provider(device: name)
         devices.append(provider)
         return provider
     }
@@ -77,7 +71,7 @@ final class WebDAVWriteRaceTests: XCTestCase {
     }
 
     private func serverBytes(_ name: String) throws -> Data {
-        try Data(contentsOf: URL(fileURLWithPath: server.documentRoot + "/dav/com.folio.drive/" + name))
+        try Data(contentsOf: URL(fileURLWithPath: fixture.driveFile(name)))
     }
 
     func testTwoDevicesReplacingOneFileAtOnceNeverBothLand() async throws {
@@ -184,24 +178,20 @@ final class WebDAVWriteRaceTests: XCTestCase {
 /// between the two requests leaves: the file on the server without an id, and the tag of its `PUT` in the index)
 /// is taken up again by the next daemon, even with other content by then, and never turns into "already exists".
 final class WebDAVInterruptedCreateTests: XCTestCase {
-    private var server: ApacheServer!
-    private var state: URL!
+    private var fixture: ApacheDriveFixture!
+    private var server: ApacheServer { fixture.server }
+    private var state: URL { fixture.state }
 
     override func setUpWithError() throws {
-        server = try ApacheServer()
-        state = FileManager.default.temporaryDirectory.appendingPathComponent("folio-killed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
+        fixture = try ApacheDriveFixture()
     }
 
     override func tearDownWithError() throws {
-        server?.stop()
-        if let state { try? FileManager.default.removeItem(at: state) }
+        fixture?.stop()
     }
 
     private func provider() throws -> WebDAVProvider {
-        try WebDAVProvider(
-            configuration: WebDAVConfiguration(url: server.baseURL.absoluteString + "/dav/"), stateFolder: state)
+        try fixture.provider()
     }
 
     private func content(_ text: String) throws -> FilePath {
@@ -239,7 +229,7 @@ final class WebDAVInterruptedCreateTests: XCTestCase {
         XCTAssertEqual(made.id, template.id)
         XCTAssertEqual(made.size, 20)
         XCTAssertEqual(
-            try String(contentsOfFile: server.documentRoot + "/dav/com.folio.drive/report.txt", encoding: .utf8),
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8),
             "second draft, longer")
         let again = try await next.enumerateWholeFolder(nil, in: .drive)
         XCTAssertEqual(again.first { $0.name == "report.txt" }?.id, template.id)
@@ -267,7 +257,7 @@ final class WebDAVInterruptedCreateTests: XCTestCase {
             }
         }
         XCTAssertEqual(
-            try String(contentsOfFile: server.documentRoot + "/dav/com.folio.drive/report.txt", encoding: .utf8),
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8),
             "someone else's")
         await next.shutdown()
     }
