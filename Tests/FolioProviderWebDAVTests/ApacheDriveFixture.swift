@@ -2,6 +2,7 @@ import FolioCore
 import FolioProviderWebDAV
 import FolioTestServers
 import Foundation
+import XCTest
 
 /// What a provider test over a real server needs: a private Apache with the collection `/dav/` that holds the
 /// containers, and a throwaway state folder. ``stop()`` (from the test's `tearDown`, so also after a failure) ends
@@ -47,5 +48,23 @@ final class ApacheDriveFixture {
     func stop() {
         server.stop()
         try? FileManager.default.removeItem(at: state)
+    }
+}
+
+/// A test case over an ``ApacheDriveFixture`` made for each test and stopped after it.
+class ApacheProviderTestCase: XCTestCase {
+    /// The server and state folder of the running test.
+    var fixture: ApacheDriveFixture!
+    /// The fixture's server.
+    var server: ApacheServer { fixture.server }
+    /// The fixture's state folder.
+    var state: URL { fixture.state }
+
+    override func setUpWithError() throws {
+        fixture = try ApacheDriveFixture()
+    }
+
+    override func tearDownWithError() throws {
+        fixture?.stop()
     }
 }

@@ -7,17 +7,8 @@ import XCTest
 
 /// A big file goes up streamed from its version file and comes down streamed into the cache, never held in
 /// memory: the test process's peak resident size grows by far less than the file.
-final class WebDAVLargeFileTests: XCTestCase {
-    private var fixture: ApacheDriveFixture!
+final class WebDAVLargeFileTests: ApacheProviderTestCase {
     private var folder: URL { fixture.state }
-
-    override func setUpWithError() throws {
-        fixture = try ApacheDriveFixture()
-    }
-
-    override func tearDownWithError() throws {
-        fixture?.stop()
-    }
 
     /// The peak resident size of this process since the last reset, in bytes.
     private func peakResident() throws -> Int {

@@ -7,19 +7,7 @@ import XCTest
 
 /// What the provider answers never hides a change made on the server, and a server whose storage went away never
 /// looks like a remote whose documents were deleted (DESIGN.md §2, "The remote" and "Trust").
-final class WebDAVSafetyTests: XCTestCase {
-    private var fixture: ApacheDriveFixture!
-    private var server: ApacheServer { fixture.server }
-    private var state: URL { fixture.state }
-
-    override func setUpWithError() throws {
-        fixture = try ApacheDriveFixture()
-    }
-
-    override func tearDownWithError() throws {
-        fixture?.stop()
-    }
-
+final class WebDAVSafetyTests: ApacheProviderTestCase {
     private func provider() throws -> WebDAVProvider {
         try fixture.provider()
     }

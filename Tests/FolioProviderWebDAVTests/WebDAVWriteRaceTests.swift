@@ -11,25 +11,17 @@ import XCTest
 /// a write lock on the file while it writes it, so exactly one of the two writes lands and the other is a conflict,
 /// never a success its writer's content does not survive (DESIGN.md §2, "Trust"). Creates of one name at once are
 /// not locked (README: Apache's lock database loses the locks of new names under load).
-final class WebDAVWriteRaceTests: XCTestCase {
+final class WebDAVWriteRaceTests: ApacheProviderTestCase {
     /// The rounds of each race.
     static let rounds = Int(ProcessInfo.processInfo.environment["RACE_ROUNDS"] ?? "") ?? 25
     /// The size of each write: big enough that two `PUT` bodies overlap on loopback.
     static let size = 2 << 20
 
-    private var fixture: ApacheDriveFixture!
-    private var server: ApacheServer { fixture.server }
-    private var state: URL { fixture.state }
     private var devices: [WebDAVProvider] = []
-
-    override func setUpWithError() throws {
-        fixture = try ApacheDriveFixture()
-        devices = []
-    }
 
     override func tearDown() async throws {
         for device in devices { await device.shutdown() }
-        fixture?.stop()
+        devices = []
     }
 
     /// A device: a provider with its own state folder.
@@ -177,19 +169,7 @@ final class WebDAVWriteRaceTests: XCTestCase {
 /// A create whose `PUT` landed but whose daemon was killed before the file's properties were set (what a kill
 /// between the two requests leaves: the file on the server without an id, and the tag of its `PUT` in the index)
 /// is taken up again by the next daemon, even with other content by then, and never turns into "already exists".
-final class WebDAVInterruptedCreateTests: XCTestCase {
-    private var fixture: ApacheDriveFixture!
-    private var server: ApacheServer { fixture.server }
-    private var state: URL { fixture.state }
-
-    override func setUpWithError() throws {
-        fixture = try ApacheDriveFixture()
-    }
-
-    override func tearDownWithError() throws {
-        fixture?.stop()
-    }
-
+final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
     private func provider() throws -> WebDAVProvider {
         try fixture.provider()
     }
