@@ -8,19 +8,19 @@ extension WebDAVProvider {
     static let lockRefresh = Duration.seconds(5)
 
     /// Runs `body` holding an exclusive write lock on the file at `path`, on a server that locks and honours
-    /// conditions (otherwise `body` runs without one). `body` learns whether the `LOCK` made the resource: a server
-    /// that answers the `LOCK` of an unmapped URL with `201` made an empty file there, which is this call's to
-    /// fill (and is removed again if `body` fails); Apache makes a lock-null resource instead, which no listing
-    /// takes for a file (``WebDAVProperties/isLockNull``). Every writing request to `path` that `body` sends
+    /// conditions (otherwise `body` runs without one). A file gone from the server meanwhile: a server that answers
+    /// the `LOCK` of an unmapped URL with `201` made an empty file there, which is removed again if `body` fails
+    /// (Apache makes a lock-null resource instead, which no listing takes for a file,
+    /// ``WebDAVProperties/isLockNull``). Every writing request to `path` that `body` sends
     /// carries the lock's token; the lock is refreshed while `body` runs and released after it. A resource another
     /// writer holds locked is `.busy` (tried again later); `owner` names the writer in the lock (`lockdiscovery`).
     /// `LOCK` and `UNLOCK` requests go one at a time (``lockRequests``): Apache's lock database loses records when
     /// they run at once (measured: 31 of 320 locks of existing files lost with 16 writers, none when serial).
     func whileLocked<T: Sendable>(
-        _ path: String, owner: String, _ body: (_ created: Bool) async throws -> T
+        _ path: String, owner: String, _ body: () async throws -> T
     ) async throws -> T {
         let traits = try await serverTraits()
-        guard traits.locks, traits.honoursConditions else { return try await body(false) }
+        guard traits.locks, traits.honoursConditions else { return try await body() }
         let info = """
             <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
             </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(Self.escapeXML(owner))</D:owner></D:lockinfo>
@@ -55,13 +55,13 @@ extension WebDAVProvider {
         }
         let result: Result<T, any Error>
         do {
-            result = .success(try await WebDAVLock.$held.withValue(lock) { try await body(created) })
+            result = .success(try await WebDAVLock.$held.withValue(lock) { try await body() })
         } catch {
             result = .failure(error)
         }
         refresher.cancel()
         if case .failure = result, created {
-            // The empty file this call's `LOCK` made: nobody's, and in the way of the create's next attempt.
+            // The empty file this call's `LOCK` made where the file was gone: nobody's.
             _ = try? await WebDAVLock.$held.withValue(lock) { try await client.send("DELETE", path) }
         }
         _ = try? await lockRequests.serially {

@@ -4,9 +4,9 @@ import SystemPackage
 
 extension WebDAVProvider {
     /// Creates a folder (`MKCOL`) or a file (`PUT` with `If-None-Match: *`, streamed from `contents`), then sets
-    /// its id, mode and time as dead properties. Something already
-    /// at the name is this create's own earlier attempt if it carries the id (its content is replaced only if it is
-    /// still what the attempt wrote), and otherwise a `.conflict`: nothing on the server is overwritten.
+    /// its id, mode and time as dead properties. Something already at the name is this create's own earlier
+    /// attempt if it carries the id (its content is replaced only if it is still what the attempt wrote), and
+    /// otherwise a `.conflict`: nothing on the server is overwritten.
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         try Self.checkName(template.name)
         let container = template.container
@@ -36,26 +36,23 @@ extension WebDAVProvider {
             // Not under a lock: Apache's lock database loses records when `LOCK`s of new names (lock-null
             // resources) and the `PUT`s that fill them run at once (measured: 193 of 320 `PUT`s refused on their own
             // token with 16 writers), so two devices creating one name at once can still both land (README).
-            return try await writeNewFile(template, at: itemPath, body: body, intoOwnEmptyFile: false)
+            return try await writeNewFile(template, at: itemPath, body: body)
         default:
             throw FolioError.notSupported("\(template.name): a WebDAV remote keeps files, folders and symlinks only")
         }
     }
 
     /// The part of ``createItem(_:contents:)`` that writes a file: its content, then its properties.
-    /// `intoOwnEmptyFile`: the resource is the empty file this create's `LOCK` made, which nobody else can have
-    /// written (a server that locks refuses them), so it is filled without `If-None-Match`.
     private func writeNewFile(
-        _ template: RemoteItemTemplate, at itemPath: String, body: WebDAVClient.Body, intoOwnEmptyFile: Bool
+        _ template: RemoteItemTemplate, at itemPath: String, body: WebDAVClient.Body
     ) async throws -> RemoteItem {
         let traits = try await serverTraits()
         // A server that ignores `If-None-Match` (rclone) is asked first: the window is between the two requests.
         var taken = false
-        if !intoOwnEmptyFile, !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
+        if !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
         let reply = taken
             ? WebDAVResponse(status: 412, headers: [:], body: Data())
-            : try await client.send(
-                "PUT", itemPath, headers: intoOwnEmptyFile ? [] : [("If-None-Match", "*")], body: body)
+            : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
         /// The ETag the server gave the content this call wrote, if its answer said.
         var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
         let place = ItemIndex.Entry(
@@ -73,9 +70,9 @@ extension WebDAVProvider {
             }
         }
         if reply.status == 412, try await existing(itemPath, depth: 0) == nil {
-            // Nothing is there but another writer's lock: Apache can grant two `LOCK`s at once, the later replacing
-            // the earlier, whose token then fails its `PUT`. That writer goes first; this create is tried again.
-            throw FolioError.busy("\(template.name) is being created by another device (locked on the server)")
+            // Nothing is there now (deleted since the refusal, or only another client's lock on the name): the
+            // create is tried again later.
+            throw FolioError.busy("\(template.name) was taken on the server a moment ago and is gone again")
         }
         if reply.status == 412, let landed = index.entry(template.id), let landedTag = landed.landedTag,
             ItemIndex.Entry(container: landed.container, parent: landed.parent, name: landed.name,
@@ -240,7 +237,7 @@ extension WebDAVProvider {
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)
         if let contents, current.kind == .file {
-            current = try await whileLocked(itemPath, owner: changes.retryTag ?? "folio") { _ in
+            current = try await whileLocked(itemPath, owner: changes.retryTag ?? "folio") {
                 try await self.write(
                     id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
                     contents: contents)
