@@ -20,10 +20,17 @@ final class ItemIndex: Sendable {
         /// file at the place is this create's own as long as it still has that tag (a daemon killed between the
         /// two requests finds it again). Such an entry names no place for ``ItemIndex/id(in:parent:name:)``.
         var landedTag: String?
+        /// A replacement of the file's content whose `PUT` landed while its properties (revision, writer's tag)
+        /// are not set yet: `<retry tag> <ETag the PUT left>`. The writer of that retry tag finds the file still at
+        /// that tag after a daemon killed between the two requests, and takes it for its own write.
+        var pendingWrite: String?
 
-        init(container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, landedTag: String? = nil) {
+        init(
+            container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, landedTag: String? = nil,
+            pendingWrite: String? = nil
+        ) {
             (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
-            self.landedTag = landedTag
+            (self.landedTag, self.pendingWrite) = (landedTag, pendingWrite)
         }
     }
 

@@ -203,6 +203,7 @@ extension WebDAVProvider {
                     folder: false)
                 let found = try self.properties(of: here, in: try await propfind(here, depth: 0))
                 changedElsewhere = !Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                    && !isPendingOwnWrite(id, found, tag: retryTag)
             }
         }
         let destinationContainer = changes.container ?? container
@@ -230,7 +231,7 @@ extension WebDAVProvider {
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "MOVE \(from)") }
             let movedAcross = destinationContainer != entry.container
             entry = .init(container: destinationContainer, parent: destinationParent, name: destinationName,
-                isFolder: entry.isFolder)
+                isFolder: entry.isFolder, pendingWrite: entry.pendingWrite)
             index.record(id, entry)
             if movedAcross, entry.isFolder { index.moveDescendants(of: id, to: destinationContainer) }
         }
@@ -268,7 +269,9 @@ extension WebDAVProvider {
             var expected = baseVersion
             if current.version != baseVersion {
                 let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
-                guard let retryTag = changes.retryTag, Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                guard let retryTag = changes.retryTag,
+                    Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                        || isPendingOwnWrite(id, found, tag: retryTag)
                 else {
                     throw FolioError.conflict("\(entry.name) changed on the server (\(current.version), not \(baseVersion))")
                 }
@@ -278,6 +281,16 @@ extension WebDAVProvider {
             if reply.status == 412 { throw FolioError.conflict("\(entry.name) changed on the server meanwhile") }
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(itemPath)") }
             putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+            if let retryTag = changes.retryTag {
+                if putTag == nil, let found = try await existing(itemPath, depth: 0) {
+                    putTag = Self.baseVersion(try self.properties(of: itemPath, in: found), size: 0)  // Apache's 204 has none
+                }
+                if let putTag {
+                    var pending = entry
+                    pending.pendingWrite = retryTag + " " + putTag
+                    index.record(id, pending)  // until the properties below are set
+                }
+            }
             let written = Self.newRevision()
             revision = written
             properties["rev"] = written
@@ -288,11 +301,21 @@ extension WebDAVProvider {
         if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
         if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
         try await setProperties(properties, at: itemPath)
-        var item = try await currentItem(id, entry: entry)
+        var settled = entry
+        if revision != nil { settled.pendingWrite = nil }  // this write's properties are set
+        index.record(id, settled)
+        var item = try await currentItem(id, entry: settled)
         if let revision {
             item.version = versionWritten(item.version, revision: revision, putTag: putTag)
         }
         return item
+    }
+
+    /// Whether the file `found` (the properties of item `id`) is at the content a replacement by the writer `tag`
+    /// left when its daemon was killed between the `PUT` and the properties (``ItemIndex/Entry/pendingWrite``).
+    private func isPendingOwnWrite(_ id: ItemID, _ found: WebDAVProperties, tag: String) -> Bool {
+        guard let pending = index.entry(id)?.pendingWrite else { return false }
+        return pending == tag + " " + Self.baseVersion(found, size: found.contentLength ?? 0)
     }
 
     /// Deletes an item: a file only at `baseVersion` (or the version `retryTag` wrote), with `If-Match` where the

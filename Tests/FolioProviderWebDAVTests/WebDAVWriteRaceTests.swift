@@ -242,3 +242,71 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 }
+
+/// A replacement of a file whose `PUT` landed but whose daemon was killed before the properties (revision,
+/// writer's tag) were set is the same writer's own write for the next daemon's retry, never a conflict with itself;
+/// a file someone else wrote after it still is one.
+final class WebDAVInterruptedReplacementTests: ApacheProviderTestCase {
+    private func content(_ text: String) throws -> FilePath {
+        let file = state.appendingPathComponent("content-\(UUID().uuidString)")
+        try Data(text.utf8).write(to: file)
+        return FilePath(file.path)
+    }
+
+    /// Makes the file, then plays the first daemon of a replacement by `retryTag`: its `PUT` lands and its
+    /// pending write is recorded, as `modifyItem` does before it sets the properties, and it stops there.
+    private func killedReplacement(retryTag: String) async throws -> RemoteItem {
+        let first = try fixture.provider()
+        _ = try await first.listContainers()
+        let made = try await first.createItem(
+            RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: "notes.txt", kind: .file,
+                modificationTime: .now(), mode: 0o644, retryTag: "device@new"),
+            contents: try content("version one"))
+        let path = "/dav/com.folio.drive/notes.txt"
+        let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+        // Apache's ETag of a file written in the last second is weak and matches no `If-Match`.
+        try await Task.sleep(for: .milliseconds(1100))
+        let reply = try await first.client.send(
+            "PUT", path, headers: [("If-Match", etag)], body: .bytes(Data("version two".utf8)))
+        XCTAssertEqual(reply.status, 204)
+        let found = try first.properties(of: path, in: try await first.propfind(path, depth: 0))
+        var entry = try XCTUnwrap(first.index.entry(made.id))
+        entry.pendingWrite = retryTag + " " + WebDAVProvider.baseVersion(found, size: 0)
+        first.index.record(made.id, entry)
+        await first.shutdown()
+        return made
+    }
+
+    func testTheNextDaemonTakesUpItsOwnLandedReplacement() async throws {
+        let retryTag = "device@base-one"
+        let made = try await killedReplacement(retryTag: retryTag)
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: retryTag),
+            contents: try content("version two, saved again"))
+        XCTAssertEqual(written.size, 24)
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two, saved again")
+        await next.shutdown()
+    }
+
+    func testAFileAnotherClientWroteOverTheLandedReplacementIsAConflict() async throws {
+        let retryTag = "device@base-one"
+        let made = try await killedReplacement(retryTag: retryTag)
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/notes.txt", body: Data("someone else's".utf8)).status,
+            204)
+        let next = try fixture.provider()
+        do {
+            _ = try await next.modifyItem(
+                made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: retryTag),
+                contents: try content("version two, saved again"))
+            XCTFail("the retry replaced a file another client wrote")
+        } catch let error as FolioError {
+            guard case .conflict = error else { return XCTFail("modify: \(error)") }
+        }
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone else's")
+        await next.shutdown()
+    }
+}
