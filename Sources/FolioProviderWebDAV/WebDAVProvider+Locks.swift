@@ -14,6 +14,7 @@ extension WebDAVProvider {
     /// ``WebDAVProperties/isLockNull``). Every writing request to `path` that `body` sends
     /// carries the lock's token; the lock is refreshed while `body` runs and released after it. A resource another
     /// writer holds locked is `.busy` (tried again later); `owner` names the writer in the lock (`lockdiscovery`).
+    /// A server that grants a lock without a `Lock-Token` is taken not to lock from then on.
     /// `LOCK` and `UNLOCK` requests go one at a time (``lockRequests``): Apache's lock database loses records when
     /// they run at once (measured: 31 of 320 locks of existing files lost with 16 writers, none when serial).
     func whileLocked<T: Sendable>(
@@ -37,7 +38,11 @@ extension WebDAVProvider {
         }
         guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "LOCK \(path)") }
         guard let token = Self.lockToken(reply.header("lock-token")) else {
-            throw FolioError.providerFailure("LOCK \(path): the server's answer has no lock token", retryable: true)
+            // A lock nobody can name: this provider locks no more (the lock, if the server keeps one, times out),
+            // and the write is tried again without one.
+            self.traits.withLock { $0?.locks = false }
+            throw FolioError.providerFailure(
+                "LOCK \(path): the server granted a lock without a token; writes go on unlocked", retryable: true)
         }
         let lock = WebDAVLock(path: path, token: token)
         let created = reply.status == 201

@@ -25,6 +25,7 @@ import XCTest
 //   RemoteEventsTests
 //   PolledRemoteChangesTests
 //   TwoDeviceRaceTests
+//   CrashBatteryTests
 //
 // Left out:
 // - CrashBatteryTests: fails over Apache for now (2026-11-26, seed 2: after step 216 a file renamed over another one
@@ -305,5 +306,11 @@ final class TwoDeviceRaceTestsOverWebDAV: TwoDeviceRaceTests {
     override func testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions() throws {
         try super.testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions()
     }
+}
+
+/// ``CrashBatteryTests`` over Apache.
+final class CrashBatteryTestsOverWebDAV: CrashBatteryTests {
+    override class var remote: TestRemote { .apache }
+    override func testRandomWorkloadWithKills() throws { try super.testRandomWorkloadWithKills() }
 }
 // END GENERATED
