@@ -14,7 +14,8 @@ extension WebDAVProvider {
     /// ``WebDAVProperties/isLockNull``). Every writing request to `path` that `body` sends
     /// carries the lock's token; the lock is refreshed while `body` runs and released after it. A resource another
     /// writer holds locked is `.busy` (tried again later); `owner` names the writer in the lock (`lockdiscovery`).
-    /// A server that grants a lock without a `Lock-Token` is taken not to lock from then on.
+    /// A server that grants a lock without a `Lock-Token` is taken not to lock from then on. The locks taken are
+    /// kept in ``lockBook`` until released, so those of a daemon killed while writing are released by the next.
     /// `LOCK` and `UNLOCK` requests go one at a time (``lockRequests``): Apache's lock database loses records when
     /// they run at once (measured: 31 of 320 locks of existing files lost with 16 writers, none when serial).
     func whileLocked<T: Sendable>(
@@ -27,7 +28,8 @@ extension WebDAVProvider {
             </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(Self.escapeXML(owner))</D:owner></D:lockinfo>
             """
         let reply = try await lockRequests.serially {
-            try await self.client.send(
+            await self.releaseStaleLocks()
+            return try await self.client.send(
                 "LOCK", path,
                 headers: [("Content-Type", "application/xml; charset=utf-8"),
                     ("Timeout", "Second-\(Self.lockTimeout)"), ("Depth", "0")],
@@ -45,6 +47,7 @@ extension WebDAVProvider {
                 "LOCK \(path): the server granted a lock without a token; writes go on unlocked", retryable: true)
         }
         let lock = WebDAVLock(path: path, token: token)
+        lockBook.took(lock)
         let created = reply.status == 201
         let client = self.client
         let gate = lockRequests
@@ -69,10 +72,30 @@ extension WebDAVProvider {
             // The empty file this call's `LOCK` made where the file was gone: nobody's.
             _ = try? await WebDAVLock.$held.withValue(lock) { try await client.send("DELETE", path) }
         }
-        _ = try? await lockRequests.serially {
-            try await client.send("UNLOCK", path, headers: [("Lock-Token", "<\(token)>")])
+        let book = lockBook
+        await lockRequests.serially {
+            await Self.release(lock, client: client, book: book)
         }
         return try result.get()
+    }
+
+    /// Releases the locks an earlier run took and never released (its daemon was killed while writing): they
+    /// would make every writer of those files, this one included, wait until they time out.
+    private func releaseStaleLocks() async {
+        for lock in lockBook.staleLocks() {
+            await Self.release(lock, client: client, book: lockBook)
+        }
+    }
+
+    /// Sends the `UNLOCK` of `lock`. Any answer ends it (a lock gone or expired is refused, and released all the
+    /// same); a server that could not be reached leaves it for later (``WebDAVLockBook/releaseFailed(_:)``).
+    private static func release(_ lock: WebDAVLock, client: WebDAVClient, book: WebDAVLockBook) async {
+        do {
+            _ = try await client.send("UNLOCK", lock.path, headers: [("Lock-Token", "<\(lock.token)>")])
+            book.released(lock)
+        } catch {
+            book.releaseFailed(lock)
+        }
     }
 
     /// The token of a `Lock-Token: <opaquelocktoken:…>` header.

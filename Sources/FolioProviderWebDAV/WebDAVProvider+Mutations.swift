@@ -269,10 +269,13 @@ extension WebDAVProvider {
             var expected = baseVersion
             if current.version != baseVersion {
                 let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
-                guard let retryTag = changes.retryTag,
-                    Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                var own = false
+                if let retryTag = changes.retryTag {
+                    own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
                         || isPendingOwnWrite(id, found, tag: retryTag)
-                else {
+                    if !own { own = try await isUnrecordedOwnWrite(found, at: itemPath, base: baseVersion, of: contents) }
+                }
+                guard own else {
                     throw FolioError.conflict("\(entry.name) changed on the server (\(current.version), not \(baseVersion))")
                 }
                 expected = current.version  // this writer's own earlier attempt
@@ -309,6 +312,20 @@ extension WebDAVProvider {
             item.version = versionWritten(item.version, revision: revision, putTag: putTag)
         }
         return item
+    }
+
+    /// Whether the file `found` at `itemPath` is what a replacement of the version `base` with `contents` leaves when
+    /// its daemon is killed while the `PUT` runs (it landed, nothing recorded it): the properties still of `base`
+    /// (its `folio:rev`), and exactly the bytes of `contents`. Another client's write of those same bytes would be
+    /// the same file.
+    private func isUnrecordedOwnWrite(
+        _ found: WebDAVProperties, at itemPath: String, base: String, of contents: FilePath
+    ) async throws(FolioError) -> Bool {
+        let parts = base.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let revision = found.folio["rev"], revision == parts[1], !found.isCollection else {
+            return false
+        }
+        return try await holds(itemPath, size: found.contentLength ?? -1, sameAs: .file(contents))
     }
 
     /// Whether the file `found` (the properties of item `id`) is at the content a replacement by the writer `tag`

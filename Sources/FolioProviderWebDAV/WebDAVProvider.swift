@@ -26,6 +26,8 @@ public final class WebDAVProvider: Provider {
     let traits = Mutex<WebDAVServerTraits?>(nil)
     /// Sends this provider's `LOCK` and `UNLOCK` requests one at a time.
     let lockRequests = SerialGate()
+    /// The write locks taken and not released yet, also by an earlier run.
+    let lockBook: WebDAVLockBook
 
     /// The name of the resource that keeps the containers' display names and public flags.
     static let manifestName = ".folio-containers.json"
@@ -36,6 +38,7 @@ public final class WebDAVProvider: Provider {
         client = try WebDAVClient(configuration: configuration)
         index = ItemIndex(file: stateFolder?.appendingPathComponent("webdav-index.jsonl"))
         journal = WebDAVJournal(file: stateFolder?.appendingPathComponent("webdav-journal.jsonl"))
+        lockBook = WebDAVLockBook(file: stateFolder?.appendingPathComponent("webdav-locks.jsonl"))
     }
 
     /// Closes the connections.

@@ -310,3 +310,89 @@ final class WebDAVInterruptedReplacementTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 }
+
+/// A daemon killed while it wrote: its `PUT` may have landed with nothing recorded, and it still holds its lock on
+/// the file. The next daemon takes the landed bytes for its own write (same revision, same bytes), and releases the
+/// dead daemon's lock instead of waiting for it to time out.
+final class WebDAVKilledWriterTests: ApacheProviderTestCase {
+    private func content(_ text: String) throws -> FilePath {
+        let file = state.appendingPathComponent("content-\(UUID().uuidString)")
+        try Data(text.utf8).write(to: file)
+        return FilePath(file.path)
+    }
+
+    private func makeNotes(_ provider: WebDAVProvider) async throws -> RemoteItem {
+        _ = try await provider.listContainers()
+        let made = try await provider.createItem(
+            RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: "notes.txt", kind: .file,
+                modificationTime: .now(), mode: 0o644, retryTag: "device@new"),
+            contents: try content("version one"))
+        // Apache's ETag of a file written in the last second is weak and matches no `If-Match`.
+        try await Task.sleep(for: .milliseconds(1100))
+        return made
+    }
+
+    func testAPutThatLandedUnrecordedIsTheRetrysOwnWhenItHoldsTheSameBytes() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+        // The killed daemon's `PUT` landed; its answer never came back, so nothing recorded it.
+        let reply = try await first.client.send(
+            "PUT", "/dav/com.folio.drive/notes.txt", headers: [("If-Match", etag)],
+            body: .bytes(Data("version two".utf8)))
+        XCTAssertEqual(reply.status, 204)
+        await first.shutdown()
+
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
+            contents: try content("version two"))
+        XCTAssertEqual(written.size, 11)
+        XCTAssertFalse(written.version.hasPrefix("superseded"), written.version)
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
+
+        // Other bytes at the same revision are someone else's write: a conflict, never replaced.
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/notes.txt", body: Data("someone else's".utf8)).status,
+            204)
+        do {
+            _ = try await next.modifyItem(
+                made.id, in: .drive, baseVersion: written.version, changes: RemoteItemChanges(retryTag: "device@two"),
+                contents: try content("version three"))
+            XCTFail("a retry replaced a file another client wrote")
+        } catch let error as FolioError {
+            guard case .conflict = error else { return XCTFail("modify: \(error)") }
+        }
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone else's")
+        await next.shutdown()
+    }
+
+    func testTheNextDaemonReleasesTheLockItsKilledPredecessorHeld() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        // What `whileLocked` does before its `PUT`: the lock is taken and recorded; the daemon dies holding it.
+        let path = "/dav/com.folio.drive/notes.txt"
+        let info = """
+            <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+            </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>device@killed</D:owner></D:lockinfo>
+            """
+        let lock = try await first.client.send(
+            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data(info.utf8)))
+        XCTAssertEqual(lock.status, 200)
+        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+        first.lockBook.took(WebDAVLock(path: path, token: token))
+        await first.shutdown()
+        XCTAssertEqual(try server.request("PUT", path, body: Data("x".utf8)).status, 423, "the lock holds")
+
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
+            contents: try content("version two"))
+        XCTAssertEqual(written.size, 11)
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
+        XCTAssertTrue(next.lockBook.staleLocks().isEmpty)
+        await next.shutdown()
+        XCTAssertTrue(try fixture.provider().lockBook.staleLocks().isEmpty, "nothing left for a third run")
+    }
+}
