@@ -16,21 +16,22 @@ final class ItemIndex: Sendable {
         var parent: ItemID?
         var name: String
         var isFolder: Bool
-        /// The ETag a create's `PUT` was answered with, while the file's properties (its id) are not set yet: the
-        /// file at the place is this create's own as long as it still has that tag (a daemon killed between the
-        /// two requests finds it again). Such an entry names no place for ``ItemIndex/id(in:parent:name:)``.
-        var landedTag: String?
+        /// A create of this file is under way: its content is written under a hidden name beside the place
+        /// (``WebDAVProvider/stagingName(_:)``) and moved to its name once whole, with its properties. The place is
+        /// not this item's yet (``ItemIndex/id(in:parent:name:)`` does not name it); a delete removes the staged
+        /// file, and a retry writes it again.
+        var staged: Bool?
         /// A replacement of the file's content whose `PUT` landed while its properties (revision, writer's tag)
         /// are not set yet: `<retry tag> <ETag the PUT left>`. The writer of that retry tag finds the file still at
         /// that tag after a daemon killed between the two requests, and takes it for its own write.
         var pendingWrite: String?
 
         init(
-            container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, landedTag: String? = nil,
+            container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, staged: Bool? = nil,
             pendingWrite: String? = nil
         ) {
             (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
-            (self.landedTag, self.pendingWrite) = (landedTag, pendingWrite)
+            (self.staged, self.pendingWrite) = (staged, pendingWrite)
         }
     }
 
@@ -55,7 +56,7 @@ final class ItemIndex: Sendable {
         mutating func set(_ id: ItemID, _ entry: Entry?) {
             if let old = entries[id], byPlace[Place(old)] == id { byPlace[Place(old)] = nil }
             entries[id] = entry
-            if let entry, entry.landedTag == nil { byPlace[Place(entry)] = id }
+            if let entry, entry.staged != true { byPlace[Place(entry)] = id }
         }
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// The write locks a provider took and has not released yet, kept in the mount's state folder (JSON lines) so that
-/// the next daemon after a `kill -9` releases the locks its predecessor held (``staleLocks()``) instead of waiting
-/// for them to time out: a lock of a dead writer blocks every write of its file, this device's included.
+/// the next daemon after a `kill -9` releases the locks its predecessor held (``takeStaleLocks()``) instead of waiting
+/// for them to time out: a lock of a dead writer blocks every write of its file, this device's included. Name
+/// claims (``claimToken``) are kept the same way.
 final class WebDAVLockBook: Sendable {
     private struct Line: Codable {
         var path: String
@@ -12,8 +13,12 @@ final class WebDAVLockBook: Sendable {
         var released: Bool?
     }
 
+    /// The token a name claim is recorded with (``WebDAVProvider/withNameClaim(_:in:container:_:)``): released
+    /// with `DELETE`, not `UNLOCK`.
+    static let claimToken = "folio:name-claim"
+
     private let file: JSONLinesFile<Line>?
-    /// Locks an earlier run took and never released, by token.
+    /// Locks an earlier run took and never released, by path and token.
     private let stale: Mutex<[String: WebDAVLock]>
 
     /// A book kept in `file` (`nil`: in memory only, so no lock outlives the provider's run in it).
@@ -22,13 +27,13 @@ final class WebDAVLockBook: Sendable {
         var open: [String: WebDAVLock] = [:]
         for line in self.file?.read() ?? [] {
             if line.released == true {
-                open[line.token] = nil
+                open[line.path + " " + line.token] = nil
             } else {
-                open[line.token] = WebDAVLock(path: line.path, token: line.token)
+                open[line.path + " " + line.token] = WebDAVLock(path: line.path, token: line.token)
             }
         }
         stale = Mutex(open)
-        self.file?.rewrite(open.values.sorted { $0.token < $1.token }.map { Line(path: $0.path, token: $0.token) })
+        self.file?.rewrite(open.values.sorted { ($0.path, $0.token) < ($1.path, $1.token) }.map { Line(path: $0.path, token: $0.token) })
     }
 
     /// Records a lock this run took.
@@ -38,19 +43,22 @@ final class WebDAVLockBook: Sendable {
 
     /// Records that `lock` is released (or was found gone).
     func released(_ lock: WebDAVLock) {
-        stale.withLock { $0[lock.token] = nil }
+        stale.withLock { $0[lock.path + " " + lock.token] = nil }
         file?.append([Line(path: lock.path, token: lock.token, released: true)])
     }
 
     /// Records that the release of `lock`, taken by this run, failed (the server could not be reached): it is
     /// released with the earlier runs' ones.
     func releaseFailed(_ lock: WebDAVLock) {
-        stale.withLock { $0[lock.token] = lock }
+        stale.withLock { $0[lock.path + " " + lock.token] = lock }
     }
 
-    /// The locks an earlier run took and did not release (and this run's whose release failed): none is held by a
-    /// task of this run.
-    func staleLocks() -> [WebDAVLock] {
-        stale.withLock { Array($0.values) }
+    /// Takes the locks an earlier run took and did not release (and this run's whose release failed), to release
+    /// them: none is held by a task of this run, and each is handed out once.
+    func takeStaleLocks() -> [WebDAVLock] {
+        stale.withLock { stale in
+            defer { stale = [:] }
+            return Array(stale.values)
+        }
     }
 }

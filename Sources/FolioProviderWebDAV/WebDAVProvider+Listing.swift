@@ -54,6 +54,7 @@ extension WebDAVProvider {
             case .member(let name):
                 if response.status.map({ !WebDAVStatus.succeeded($0) }) ?? false { continue }
                 if components.isEmpty && name == Self.manifestName { continue }
+                if name.hasPrefix(Self.stagingPrefix) { continue }  // a create's file before it is whole
                 children.append(
                     remoteItem(response.properties, name: name, parent: folderID, components: components,
                         container: container))

@@ -81,17 +81,21 @@ extension WebDAVProvider {
 
     /// Releases the locks an earlier run took and never released (its daemon was killed while writing): they
     /// would make every writer of those files, this one included, wait until they time out.
-    private func releaseStaleLocks() async {
-        for lock in lockBook.staleLocks() {
+    func releaseStaleLocks() async {
+        for lock in lockBook.takeStaleLocks() {
             await Self.release(lock, client: client, book: lockBook)
         }
     }
 
-    /// Sends the `UNLOCK` of `lock`. Any answer ends it (a lock gone or expired is refused, and released all the
+    /// Sends the `UNLOCK` of `lock` (the `DELETE` of a name claim). Any answer ends it (a lock gone or expired is refused, and released all the
     /// same); a server that could not be reached leaves it for later (``WebDAVLockBook/releaseFailed(_:)``).
-    private static func release(_ lock: WebDAVLock, client: WebDAVClient, book: WebDAVLockBook) async {
+    static func release(_ lock: WebDAVLock, client: WebDAVClient, book: WebDAVLockBook) async {
         do {
-            _ = try await client.send("UNLOCK", lock.path, headers: [("Lock-Token", "<\(lock.token)>")])
+            if lock.token == WebDAVLockBook.claimToken {
+                _ = try await client.send("DELETE", lock.path)
+            } else {
+                _ = try await client.send("UNLOCK", lock.path, headers: [("Lock-Token", "<\(lock.token)>")])
+            }
             book.released(lock)
         } catch {
             book.releaseFailed(lock)

@@ -35,86 +35,122 @@ extension WebDAVProvider {
             let body = try self.body(kind: template.kind, contents: contents, symlinkTarget: template.symlinkTarget)
             // Not under a lock: Apache's lock database loses records when `LOCK`s of new names (lock-null
             // resources) and the `PUT`s that fill them run at once (measured: 193 of 320 `PUT`s refused on their own
-            // token with 16 writers), so two devices creating one name at once can still both land (README).
-            return try await writeNewFile(template, at: itemPath, body: body)
+            // token with 16 writers). A claim on the name (`MKCOL`) decides which of two devices creating one name
+            // at once goes first; the other's then finds the name taken: `.exists`.
+            return try await writeNewFile(template, at: itemPath, parentComponents: parentComponents, body: body)
         default:
             throw FolioError.notSupported("\(template.name): a WebDAV remote keeps files, folders and symlinks only")
         }
     }
 
-    /// The part of ``createItem(_:contents:)`` that writes a file: its content, then its properties.
+    /// The part of ``createItem(_:contents:)`` that writes a file. The content goes to a hidden name beside the
+    /// place (``stagingName(_:)``, which no listing shows), gets the item's properties there, and is moved to its
+    /// name with `Overwrite: F` once whole, under the claim on the name (``withNameClaim(_:in:container:_:)``): a
+    /// file never appears at its name without its id, so a daemon killed at any point leaves either nothing there
+    /// or the whole item (a staged file its retry or its delete removes), and a name another client took meanwhile
+    /// is `.exists`, never overwritten.
     private func writeNewFile(
-        _ template: RemoteItemTemplate, at itemPath: String, body: WebDAVClient.Body
+        _ template: RemoteItemTemplate, at itemPath: String, parentComponents: [String], body: WebDAVClient.Body
     ) async throws -> RemoteItem {
-        let traits = try await serverTraits()
-        // A server that ignores `If-None-Match` (rclone) is asked first: the window is between the two requests.
-        var taken = false
-        if !traits.honoursConditions { taken = try await existing(itemPath, depth: 0) != nil }
-        let reply = taken
-            ? WebDAVResponse(status: 412, headers: [:], body: Data())
-            : try await client.send("PUT", itemPath, headers: [("If-None-Match", "*")], body: body)
-        /// The ETag the server gave the content this call wrote, if its answer said.
-        var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
-        let place = ItemIndex.Entry(
+        var place = ItemIndex.Entry(
             container: template.container, parent: template.parentID, name: template.name, isFolder: false)
-        if WebDAVStatus.succeeded(reply.status) {
-            if putTag == nil, let found = try await existing(itemPath, depth: 0) {
-                // Apache answers a create without an ETag: the file's tag now is taken for what this `PUT` wrote,
-                // asked for here instead of by ``writerTag(_:at:revision:putTag:)`` (which asked the same after).
-                putTag = Self.baseVersion(try properties(of: itemPath, in: found), size: 0)
+        let staging = path(parentComponents + [Self.stagingName(template.id)], in: template.container, folder: false)
+        if let found = try await existing(itemPath, depth: 0) {
+            // An earlier attempt of this create that got as far as the move, or someone else's file.
+            let version: String
+            do {
+                version = try await requireOwnEarlierAttempt(template, at: itemPath, in: found, staging: staging)
+            } catch let error as FolioError {
+                if case .exists = error, index.entry(template.id)?.staged == true {
+                    // What an earlier attempt staged (it was refused the claim, or killed) is nobody's now.
+                    _ = try? await client.send("DELETE", staging)
+                    index.remove(template.id)
+                }
+                throw error
             }
-            if let putTag {
-                var landed = place
-                landed.landedTag = putTag
-                index.record(template.id, landed)  // until ``claim(_:at:revision:putTag:)`` sets the properties
+            return try await completeEarlierAttempt(template, at: itemPath, version: version, body: body)
+        }
+        place.staged = true
+        index.record(template.id, place)
+        let reply = try await client.send("PUT", staging, body: body)
+        guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(staging)") }
+        var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+        if putTag == nil, let found = try await existing(staging, depth: 0) {
+            putTag = Self.baseVersion(try properties(of: staging, in: found), size: 0)  // Apache's 201 has none
+        }
+        let revision = Self.newRevision()
+        try await setProperties(
+            try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging)
+        // Under the claim on the name, so that two devices creating it at once take turns (a server's check of
+        // `Overwrite: F` and its rename are two steps); a name taken is looked at first, on any server.
+        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
+            var taken = try await existing(itemPath, depth: 0) != nil
+            if !taken {
+                let moved = try await client.send(
+                    "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
+                if !WebDAVStatus.succeeded(moved.status) {
+                    taken = moved.status == 412
+                    if !taken { taken = (try? await existing(itemPath, depth: 0)) != nil }
+                    if !taken { throw WebDAVStatus.error(moved.status, "MOVE \(staging)") }
+                }
+            }
+            if taken {
+                _ = try? await client.send("DELETE", staging)
+                index.remove(template.id)
+                throw FolioError.exists("\(template.name) already exists on the server")
             }
         }
-        if reply.status == 412, try await existing(itemPath, depth: 0) == nil {
-            // Nothing is there now (deleted since the refusal, or only another client's lock on the name): the
-            // create is tried again later.
-            throw FolioError.busy("\(template.name) was taken on the server a moment ago and is gone again")
+        place.staged = nil
+        index.record(template.id, place)
+        var item: RemoteItem
+        do {
+            item = try await currentItem(template.id, entry: place)
+        } catch {
+            // Another client's file replaced this one right after the move (a server's check of `Overwrite: F`
+            // and its rename are not one step): the name was taken.
+            guard case .notFound = error else { throw error }
+            index.remove(template.id)
+            throw FolioError.exists("\(template.name) was taken on the server at the same moment")
         }
-        if reply.status == 412, let landed = index.entry(template.id), let landedTag = landed.landedTag,
-            ItemIndex.Entry(container: landed.container, parent: landed.parent, name: landed.name,
-                isFolder: false) == place,
-            let found = try await existing(itemPath, depth: 0),
-            Self.version(try properties(of: itemPath, in: found), size: 0) == landedTag
-        {
-            // This create's own earlier `PUT` landed (its answer's tag is still the file's) but the daemon stopped
-            // before the properties were set: the file is replaced, on the condition that it is still that one.
-            let again = try await send("PUT", itemPath, body: body, ifAt: landedTag)
-            if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
-            guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
-            putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
-        } else if reply.status == 412, try await isUnclaimedCopy(template, at: itemPath, of: body) {
-            // This create's own earlier `PUT` landed but the connection was lost before its properties were
-            // set: it is claimed below, and nothing is sent again.
-            putTag = nil
-        } else if reply.status == 412 {
-            let existing = try await requireOwnEarlierAttempt(template, at: itemPath)
-            let entry = ItemIndex.Entry(
-                container: template.container, parent: template.parentID, name: template.name, isFolder: false)
-            index.record(template.id, entry)
-            let landed = try await currentItem(template.id, entry: entry)
-            if try await holds(itemPath, size: landed.size, sameAs: body) {
-                noteOwnChange(landed)
-                return landed  // the earlier attempt landed whole: nothing to send again
-            }
-            let again = try await send("PUT", itemPath, body: body, ifAt: existing)
-            if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
-            guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
-            putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
-        } else if !WebDAVStatus.succeeded(reply.status) {
-            throw WebDAVStatus.error(reply.status, "PUT \(itemPath)")
+        item.version = versionWritten(item.version, revision: revision, putTag: putTag)
+        noteOwnChange(item)
+        return item
+    }
+
+    /// The hidden name a create of item `id` writes its file under before moving it to its name: a dot name no
+    /// listing shows, one per item, so a retry writes the same one again and a delete knows where to look.
+    static func stagingName(_ id: ItemID) -> String {
+        stagingPrefix + id.rawValue.replacingOccurrences(of: "/", with: "_")
+    }
+
+    /// How staged names begin (``stagingName(_:)``).
+    static let stagingPrefix = ".folio-new-"
+
+    /// Finishes a create whose earlier attempt's file is at its name already (`version` now): nothing is sent if it
+    /// holds the bytes of `body`; otherwise they replace it, on the condition that it is still at `version`.
+    private func completeEarlierAttempt(
+        _ template: RemoteItemTemplate, at itemPath: String, version: String, body: WebDAVClient.Body
+    ) async throws -> RemoteItem {
+        let entry = ItemIndex.Entry(
+            container: template.container, parent: template.parentID, name: template.name, isFolder: false)
+        index.record(template.id, entry)
+        let landed = try await currentItem(template.id, entry: entry)
+        if try await holds(itemPath, size: landed.size, sameAs: body) {
+            noteOwnChange(landed)
+            return landed  // the earlier attempt landed whole: nothing to send again
         }
+        let again = try await send("PUT", itemPath, body: body, ifAt: version)
+        if again.status == 412 { throw FolioError.conflict("\(template.name) changed on the server meanwhile") }
+        guard WebDAVStatus.succeeded(again.status) else { throw WebDAVStatus.error(again.status, "PUT \(itemPath)") }
+        let putTag = again.header("etag").map { Self.weakless(Self.quoted($0)) }
         return try await claim(template, at: itemPath, revision: Self.newRevision(), putTag: putTag)
     }
 
-    /// Sets a new item's id, mode and time (and for a file the revision `revision` and its writer's tag) on the
-    /// resource at `itemPath`, records it in the index and answers it.
-    private func claim(
+    /// The properties a new item gets: its id, mode and time, and for a file with content the revision
+    /// `revision` and its writer's tag.
+    private func newItemProperties(
         _ template: RemoteItemTemplate, at itemPath: String, revision: String?, putTag: String?
-    ) async throws -> RemoteItem {
+    ) async throws(FolioError) -> [String: String] {
         var properties = [
             "id": template.id.rawValue, "mode": String(template.mode & 0o7777, radix: 8),
             "mtime": Self.text(template.modificationTime),
@@ -126,6 +162,15 @@ extension WebDAVProvider {
                 properties["tag"] = try await writerTag(tag, at: itemPath, revision: revision, putTag: putTag)
             }
         }
+        return properties
+    }
+
+    /// Sets a new item's id, mode and time (and for a file the revision `revision` and its writer's tag) on the
+    /// resource at `itemPath`, records it in the index and answers it.
+    private func claim(
+        _ template: RemoteItemTemplate, at itemPath: String, revision: String?, putTag: String?
+    ) async throws -> RemoteItem {
+        let properties = try await newItemProperties(template, at: itemPath, revision: revision, putTag: putTag)
         try await setProperties(properties, at: itemPath)
         let isFolder = template.kind == .directory
         let entry = ItemIndex.Entry(
@@ -137,14 +182,27 @@ extension WebDAVProvider {
         return item
     }
 
-    /// The resource at `itemPath` is this create's own earlier attempt (it carries the template's id and, for a
-    /// file, still the content that attempt wrote): returns its version; otherwise `.conflict`.
+    /// The resource at `itemPath` (`listing`, its `PROPFIND`, if made already) is this create's own earlier
+    /// attempt (it carries the template's id and, for a file, still the content that attempt wrote): returns its
+    /// version; otherwise `.exists` (someone else's), or `.conflict` (changed since the attempt). On a server that
+    /// keeps no properties, the id is the one the index recorded at the place, or the item's whose file was staged
+    /// (`staging`) and is gone from there: moved in by the attempt, which was stopped before it recorded it.
     @discardableResult
-    private func requireOwnEarlierAttempt(_ template: RemoteItemTemplate, at itemPath: String) async throws -> String {
-        let listing = try await propfind(itemPath, depth: 0)
-        // The id is the dead property, or on a server that keeps none, the one the index recorded at this place.
-        let recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
+    private func requireOwnEarlierAttempt(
+        _ template: RemoteItemTemplate, at itemPath: String, in listing: WebDAVMultistatus? = nil,
+        staging: String? = nil
+    ) async throws -> String {
+        var found = listing
+        if found == nil { found = try await propfind(itemPath, depth: 0) }
+        guard let listing = found else { throw FolioError.notFound(itemPath) }
         let properties = try self.properties(of: itemPath, in: listing)
+        var recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
+        if properties.folio["id"] == nil, recorded == nil, let staging, let entry = index.entry(template.id),
+            entry.staged == true, entry.container == template.container, entry.parent == template.parentID,
+            entry.name == template.name, try await existing(staging, depth: 0) == nil
+        {
+            recorded = template.id
+        }
         guard (properties.folio["id"].map { ItemID($0) } ?? recorded) == template.id else {
             throw FolioError.exists("\(template.name) already exists on the server")
         }
@@ -154,23 +212,6 @@ extension WebDAVProvider {
             throw FolioError.conflict("\(template.name) was changed on the server after an earlier attempt")
         }
         return Self.version(properties, size: properties.contentLength ?? 0)
-    }
-
-    /// Whether the file at `itemPath` is a copy nobody claimed of what this create sends: no item id on it (no
-    /// Folio property, and no other item's recorded at this place) and exactly the bytes of `body`. That is what this
-    /// create's own earlier attempt leaves when the connection is lost after its `PUT` and before its properties
-    /// are set; taking it loses nothing (another client's file of the same name and bytes would be the same file).
-    private func isUnclaimedCopy(
-        _ template: RemoteItemTemplate, at itemPath: String, of body: WebDAVClient.Body
-    ) async throws(FolioError) -> Bool {
-        guard let listing = try await existing(itemPath, depth: 0) else { return false }
-        let properties = try self.properties(of: itemPath, in: listing)
-        // A listing made meanwhile records the id it derives from the path (`dav:…`): no item's own id.
-        let recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
-        guard properties.folio["id"] == nil, !properties.isCollection,
-            recorded.map({ $0 == template.id || $0.rawValue.hasPrefix("dav:") }) ?? true
-        else { return false }
-        return try await holds(itemPath, size: properties.contentLength ?? -1, sameAs: body)
     }
 
     /// What a `PUT` of this kind of item sends.
@@ -339,6 +380,16 @@ extension WebDAVProvider {
     /// version is a strong ETag; a folder only if empty. An item already gone is deleted.
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {
         guard let entry = index.entry(id), entry.container == container else { return }
+        if entry.staged == true {
+            // A create stopped before it recorded its move: its staged file goes, and the file at the name too if
+            // the move landed (it carries the id).
+            let staging = path(try components(of: entry.parent, in: container) + [Self.stagingName(id)],
+                in: container, folder: false)
+            let reply = try await client.send("DELETE", staging)
+            guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
+                throw WebDAVStatus.error(reply.status, "DELETE \(staging)")
+            }
+        }
         let itemPath = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
             folder: entry.isFolder)
         guard let listing = try await existing(itemPath, depth: entry.isFolder ? 1 : 0) else {
@@ -375,7 +426,7 @@ extension WebDAVProvider {
     }
 
     /// `PROPFIND` of `path`, or `nil` if nothing is there.
-    private func existing(_ path: String, depth: Int) async throws(FolioError) -> WebDAVMultistatus? {
+    func existing(_ path: String, depth: Int) async throws(FolioError) -> WebDAVMultistatus? {
         do {
             return try await propfind(path, depth: depth)
         } catch {

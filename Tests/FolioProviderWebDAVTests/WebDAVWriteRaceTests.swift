@@ -66,6 +66,34 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
         try Data(contentsOf: URL(fileURLWithPath: fixture.driveFile(name)))
     }
 
+    func testTwoDevicesCreatingOneNameAtOnceNeverBothLand() async throws {
+        let one = try device("one")
+        let two = try device("two")
+        _ = try await one.listContainers()
+        _ = try await two.listContainers()
+        let oneContent = try content(UInt8(ascii: "1"))
+        let twoContent = try content(UInt8(ascii: "2"))
+        for round in 0..<Self.rounds {
+            let name = "new-\(round).txt"
+            let (first, second) = (template(name, writer: "one"), template(name, writer: "two"))
+            async let madeOne = Self.attempt { try await one.createItem(first, contents: oneContent) }
+            async let madeTwo = Self.attempt { try await two.createItem(second, contents: twoContent) }
+            let results = await [madeOne, madeTwo]
+            let landed = results.compactMap { try? $0.get() }
+            XCTAssertEqual(landed.count, 1, "round \(round): \(results)")
+            for case .failure(let error) in results {
+                guard case .exists = error else { return XCTFail("round \(round): \(error)") }
+            }
+            if let item = landed.first {
+                XCTAssertEqual(
+                    try serverBytes(name).first, item.id == first.id ? UInt8(ascii: "1") : UInt8(ascii: "2"),
+                    "round \(round): the server holds the bytes of the create that landed")
+            }
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.driveFile(""))
+        XCTAssertEqual(left.filter { $0.hasPrefix(WebDAVProvider.stagingPrefix) }, [], "no staged file left")
+    }
+
     func testTwoDevicesReplacingOneFileAtOnceNeverBothLand() async throws {
         let here = try device("here")
         let there = try device("there")
@@ -166,9 +194,10 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
     }
 }
 
-/// A create whose `PUT` landed but whose daemon was killed before the file's properties were set (what a kill
-/// between the two requests leaves: the file on the server without an id, and the tag of its `PUT` in the index)
-/// is taken up again by the next daemon, even with other content by then, and never turns into "already exists".
+/// A create whose daemon was killed part way: its file is staged under a hidden name with its properties and moved
+/// to its name once whole, so what a kill leaves is a staged file (never listed; the retry writes it again, a delete
+/// removes it) or the whole item at its name (the retry and the delete find it by its id). A file at the name that
+/// is not the item's is never replaced.
 final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
     private func provider() throws -> WebDAVProvider {
         try fixture.provider()
@@ -180,67 +209,97 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         return FilePath(file.path)
     }
 
-    /// The first daemon: lists the Drive, then sends the create's `PUT` and records the file's tag, as
-    /// `createItem` does before it sets the properties, and stops there.
-    private func killedCreate(_ template: RemoteItemTemplate, _ text: String) async throws {
+    private func template(_ name: String) -> RemoteItemTemplate {
+        RemoteItemTemplate(
+            id: .generate(), container: .drive, parentID: nil, name: name, kind: .file,
+            modificationTime: .now(), mode: 0o640, retryTag: "device@new")
+    }
+
+    /// The first daemon: does what `createItem` does up to its `MOVE` (index entry marked staged, `PUT` of the
+    /// staged file, its properties), then the `MOVE` too if `moved`, and stops there.
+    private func killedCreate(_ template: RemoteItemTemplate, _ text: String, moved: Bool) async throws {
         let first = try provider()
         _ = try await first.listContainers()
-        let path = "/dav/com.folio.drive/" + template.name
-        let reply = try await first.client.send(
-            "PUT", path, headers: [("If-None-Match", "*")], body: .bytes(Data(text.utf8)))
-        XCTAssertEqual(reply.status, 201)
-        let found = try await first.propfind(path, depth: 0)
-        let tag = WebDAVProvider.baseVersion(try first.properties(of: path, in: found), size: 0)
         first.index.record(template.id, .init(
-            container: .drive, parent: nil, name: template.name, isFolder: false, landedTag: tag))
+            container: .drive, parent: nil, name: template.name, isFolder: false, staged: true))
+        let staging = "/dav/com.folio.drive/" + WebDAVProvider.stagingName(template.id)
+        let put = try await first.client.send("PUT", staging, body: .bytes(Data(text.utf8)))
+        XCTAssertEqual(put.status, 201)
+        let etag = WebDAVProvider.baseVersion(
+            try first.properties(of: staging, in: try await first.propfind(staging, depth: 0)), size: 0)
+        let kept = try await first.setProperties(
+            ["id": template.id.rawValue, "mode": "640", "rev": "r1", "tag": "device@new \(etag) r1"], at: staging)
+        XCTAssertTrue(kept)
+        if moved {
+            let reply = try await first.client.send(
+                "MOVE", staging, headers: [
+                    ("Destination", first.client.configuration.url("/dav/com.folio.drive/" + template.name)),
+                    ("Overwrite", "F"),
+                ])
+            XCTAssertEqual(reply.status, 201)
+        }
         await first.shutdown()
     }
 
-    func testTheNextDaemonTakesUpItsOwnLandedPutWithNewContent() async throws {
-        let template = RemoteItemTemplate(
-            id: .generate(), container: .drive, parentID: nil, name: "report.txt", kind: .file,
-            modificationTime: .now(), mode: 0o640, retryTag: "device@new")
-        try await killedCreate(template, "first draft")
+    private var driveNames: [String] {
+        get throws {
+            try FileManager.default.contentsOfDirectory(atPath: fixture.driveFile("")).filter { $0 != ".DAV" }.sorted()
+        }
+    }
+
+    func testAStagedFileIsNeverListedAndTheRetryWritesItAgain() async throws {
+        let template = template("report.txt")
+        try await killedCreate(template, "first draft", moved: false)
 
         let next = try provider()
         let listed = try await next.enumerateWholeFolder(nil, in: .drive)
-        XCTAssertNotEqual(listed.first { $0.name == "report.txt" }?.id, template.id, "no id before the properties")
+        XCTAssertFalse(listed.contains { $0.name.hasPrefix(".folio") }, "\(listed.map(\.name))")
+        XCTAssertFalse(listed.contains { $0.name == "report.txt" })
         let made = try await next.createItem(template, contents: try content("second draft, longer"))
         XCTAssertEqual(made.id, template.id)
         XCTAssertEqual(made.size, 20)
         XCTAssertEqual(
-            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8),
-            "second draft, longer")
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8), "second draft, longer")
+        XCTAssertEqual(try driveNames, ["report.txt"], "the staged file was moved in")
         let again = try await next.enumerateWholeFolder(nil, in: .drive)
         XCTAssertEqual(again.first { $0.name == "report.txt" }?.id, template.id)
         XCTAssertEqual(again.first { $0.name == "report.txt" }?.mode, 0o640)
         await next.shutdown()
     }
 
-    func testAFileAnotherClientWroteOverTheLandedPutIsNeverReplaced() async throws {
-        let template = RemoteItemTemplate(
-            id: .generate(), container: .drive, parentID: nil, name: "report.txt", kind: .file,
-            modificationTime: .now(), mode: 0o644, retryTag: "device@new")
-        try await killedCreate(template, "first draft")
+    func testTheDeleteOfACreateCutShortRemovesWhatItLeft() async throws {
+        for moved in [false, true] {
+            let template = template(moved ? "moved.txt" : "staged.txt")
+            try await killedCreate(template, "draft", moved: moved)
+            let next = try provider()
+            try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+            XCTAssertEqual(try driveNames, [], "moved: \(moved)")
+            let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+            XCTAssertFalse(listed.contains { $0.name == template.name })
+            await next.shutdown()
+        }
+    }
+
+    func testAFileAtTheNameThatIsNotTheItemsIsNeverReplaced() async throws {
+        let template = template("report.txt")
+        try await killedCreate(template, "first draft", moved: false)
         XCTAssertEqual(
             try server.request("PUT", "/dav/com.folio.drive/report.txt", body: Data("someone else's".utf8)).status,
-            204)
+            201)
 
         let next = try provider()
         do {
             _ = try await next.createItem(template, contents: try content("second draft"))
             XCTFail("the create replaced a file another client wrote")
         } catch let error as FolioError {
-            switch error {
-            case .exists, .conflict: break
-            default: XCTFail("create: \(error)")
-            }
+            guard case .exists = error else { return XCTFail("create: \(error)") }
         }
         XCTAssertEqual(
-            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8),
-            "someone else's")
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8), "someone else's")
+        XCTAssertEqual(try driveNames, ["report.txt"], "the staged file is removed")
         await next.shutdown()
     }
+
 }
 
 /// A replacement of a file whose `PUT` landed but whose daemon was killed before the properties (revision,
@@ -391,8 +450,8 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
             contents: try content("version two"))
         XCTAssertEqual(written.size, 11)
         XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
-        XCTAssertTrue(next.lockBook.staleLocks().isEmpty)
+        XCTAssertTrue(next.lockBook.takeStaleLocks().isEmpty)
         await next.shutdown()
-        XCTAssertTrue(try fixture.provider().lockBook.staleLocks().isEmpty, "nothing left for a third run")
+        XCTAssertTrue(try fixture.provider().lockBook.takeStaleLocks().isEmpty, "nothing left for a third run")
     }
 }
