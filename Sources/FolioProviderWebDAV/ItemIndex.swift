@@ -21,9 +21,10 @@ final class ItemIndex: Sendable {
         /// not this item's yet (``ItemIndex/id(in:parent:name:)`` does not name it); a delete removes the staged
         /// file, and a retry writes it again.
         var staged: Bool?
-        /// A replacement of the file's content whose `PUT` landed while its properties (revision, writer's tag)
-        /// are not set yet: `<retry tag> <ETag the PUT left>`. The writer of that retry tag finds the file still at
-        /// that tag after a daemon killed between the two requests, and takes it for its own write.
+        /// A replacement of the file's content whose properties (revision, writer's tag) are not set yet: before
+        /// its `PUT` is answered, `<retry tag> ~<size>:<digest>` of the bytes sent; once it landed, `<retry tag>
+        /// <ETag the PUT left>`. The writer of that retry tag (its retry, or the delete that follows it) finds the
+        /// file still at those bytes or that tag after a daemon killed meanwhile, and takes it for its own write.
         var pendingWrite: String?
 
         init(

@@ -70,17 +70,24 @@ extension WebDAVProvider {
             }
             return try await completeEarlierAttempt(template, at: itemPath, version: version, body: body)
         }
-        place.staged = true
-        index.record(template.id, place)
-        let reply = try await client.send("PUT", staging, body: body)
-        guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(staging)") }
-        var putTag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
-        if putTag == nil, let found = try await existing(staging, depth: 0) {
-            putTag = Self.baseVersion(try properties(of: staging, in: found), size: 0)  // Apache's 201 has none
+        let revision: String
+        let putTag: String?
+        if let staged = try await stagedEarlier(template, at: staging, body: body) {
+            (revision, putTag) = staged  // an earlier attempt staged these very bytes: only the move is left
+        } else {
+            place.staged = true
+            index.record(template.id, place)
+            let reply = try await client.send("PUT", staging, body: body)
+            guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(staging)") }
+            var tag = reply.header("etag").map { Self.weakless(Self.quoted($0)) }
+            if tag == nil, let found = try await existing(staging, depth: 0) {
+                tag = Self.baseVersion(try properties(of: staging, in: found), size: 0)  // Apache's 201 has none
+            }
+            revision = Self.newRevision()
+            putTag = tag
+            try await setProperties(
+                try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging)
         }
-        let revision = Self.newRevision()
-        try await setProperties(
-            try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging)
         // Under the claim on the name, so that two devices creating it at once take turns (a server's check of
         // `Overwrite: F` and its rename are two steps); a name taken is looked at first, on any server.
         try await withNameClaim(template.name, in: parentComponents, container: template.container) {
@@ -115,6 +122,24 @@ extension WebDAVProvider {
         item.version = versionWritten(item.version, revision: revision, putTag: putTag)
         noteOwnChange(item)
         return item
+    }
+
+    /// The revision and tag of the file an earlier attempt of this create staged at `staging`, if it is whole: its
+    /// properties set by that attempt (the item's id, its writer's tag still matching) and exactly the bytes of
+    /// `body` (the document may have changed since). Then it is moved in as it is, not sent again.
+    private func stagedEarlier(
+        _ template: RemoteItemTemplate, at staging: String, body: WebDAVClient.Body
+    ) async throws -> (revision: String, putTag: String)? {
+        guard let tag = template.retryTag, index.entry(template.id)?.staged == true,
+            let found = try await existing(staging, depth: 0)
+        else { return nil }
+        let properties = try properties(of: staging, in: found)
+        let size = properties.contentLength ?? 0
+        guard properties.folio["id"] == template.id.rawValue, let revision = properties.folio["rev"],
+            Self.isOwnWrite(properties, tag: tag, version: Self.version(properties, size: size)),
+            try await holds(staging, size: size, sameAs: body)
+        else { return nil }
+        return (revision, Self.baseVersion(properties, size: size))
     }
 
     /// The hidden name a create of item `id` writes its file under before moving it to its name: a dot name no
@@ -243,8 +268,9 @@ extension WebDAVProvider {
                 let here = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
                     folder: false)
                 let found = try self.properties(of: here, in: try await propfind(here, depth: 0))
-                changedElsewhere = !Self.isOwnWrite(found, tag: retryTag, version: current.version)
-                    && !isPendingOwnWrite(id, found, tag: retryTag)
+                var own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                if !own { own = try await isPendingOwnWrite(id, found, tag: retryTag, at: here) }
+                changedElsewhere = !own
             }
         }
         let destinationContainer = changes.container ?? container
@@ -313,7 +339,7 @@ extension WebDAVProvider {
                 var own = false
                 if let retryTag = changes.retryTag {
                     own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
-                        || isPendingOwnWrite(id, found, tag: retryTag)
+                    if !own { own = try await isPendingOwnWrite(id, found, tag: retryTag, at: itemPath) }
                     if !own { own = try await isUnrecordedOwnWrite(found, at: itemPath, base: baseVersion, of: contents) }
                 }
                 guard own else {
@@ -321,6 +347,7 @@ extension WebDAVProvider {
                 }
                 expected = current.version  // this writer's own earlier attempt
             }
+            if let retryTag = changes.retryTag { recordPendingWrite(id, entry: entry, tag: retryTag, contents: contents) }
             let reply = try await send("PUT", itemPath, body: .file(contents), ifAt: expected)
             if reply.status == 412 { throw FolioError.conflict("\(entry.name) changed on the server meanwhile") }
             guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "PUT \(itemPath)") }
@@ -371,9 +398,46 @@ extension WebDAVProvider {
 
     /// Whether the file `found` (the properties of item `id`) is at the content a replacement by the writer `tag`
     /// left when its daemon was killed between the `PUT` and the properties (``ItemIndex/Entry/pendingWrite``).
-    private func isPendingOwnWrite(_ id: ItemID, _ found: WebDAVProperties, tag: String) -> Bool {
+    /// Before the answer to the `PUT` came, the record holds `<retry tag> ~<size>:<digest>` of the bytes sent
+    /// (``contentDigest(of:)``): a file at `path` of exactly those bytes is then the writer's own too (a daemon
+    /// killed while the `PUT` ran, after it landed).
+    private func isPendingOwnWrite(
+        _ id: ItemID, _ found: WebDAVProperties, tag: String, at path: String
+    ) async throws(FolioError) -> Bool {
         guard let pending = index.entry(id)?.pendingWrite else { return false }
-        return pending == tag + " " + Self.baseVersion(found, size: found.contentLength ?? 0)
+        if pending == tag + " " + Self.baseVersion(found, size: found.contentLength ?? 0) { return true }
+        guard pending.hasPrefix(tag + " ~"), !found.isCollection, let size = found.contentLength,
+            pending == tag + " ~\(size):" + (pending.split(separator: ":").last.map(String.init) ?? ""),
+            size <= Self.digestLimit
+        else { return false }
+        let remote = try await client.send("GET", path, limit: Int(Self.digestLimit))
+        return remote.status == 200 && pending == tag + " ~\(size):" + Self.contentDigest(of: remote.body)
+    }
+
+    /// The largest content whose digest is kept before a replacement's `PUT` (a bigger one cut short by a kill is
+    /// a conflict for its retry, both versions kept).
+    static let digestLimit: Int64 = 16 << 20
+
+    /// A digest of `data` to tell "the bytes this writer sent" from others: 64-bit FNV-1a, in hex. Not a defence
+    /// against a forger, who could as well write the file; a fast check of a write cut short.
+    static func contentDigest(of data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    /// Records, before a replacement's `PUT` of `contents` by the writer `tag`, the size and digest of what it sends
+    /// (up to ``digestLimit``), so that the next daemon after a kill tells the landed bytes for this writer's.
+    private func recordPendingWrite(_ id: ItemID, entry: ItemIndex.Entry, tag: String, contents: FilePath) {
+        var info = stat()
+        guard stat(contents.string, &info) == 0, Int64(info.st_size) <= Self.digestLimit,
+            let data = FileManager.default.contents(atPath: contents.string)
+        else { return }
+        var pending = entry
+        pending.pendingWrite = tag + " ~\(data.count):" + Self.contentDigest(of: data)
+        index.record(id, pending)
     }
 
     /// Deletes an item: a file only at `baseVersion` (or the version `retryTag` wrote), with `If-Match` where the
@@ -408,7 +472,11 @@ extension WebDAVProvider {
         if entry.isFolder {
             if listing.responses.count > 1 { throw FolioError.notEmpty("\(entry.name) is not empty on the server") }
         } else {
-            let ownWrite = retryTag.map { Self.isOwnWrite(properties, tag: $0, version: now.version) } ?? false
+            var ownWrite = retryTag.map { Self.isOwnWrite(properties, tag: $0, version: now.version) } ?? false
+            if !ownWrite, let retryTag, now.version != baseVersion {
+                // A replacement by this writer cut short after its `PUT` landed (its record says so): its own.
+                ownWrite = try await isPendingOwnWrite(id, properties, tag: retryTag, at: itemPath)
+            }
             if let baseVersion {
                 guard now.version == baseVersion || ownWrite else {
                     throw FolioError.conflict("\(entry.name) changed on the server; it is not deleted")

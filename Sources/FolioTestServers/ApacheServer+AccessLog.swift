@@ -4,7 +4,8 @@ extension ApacheServer {
     /// One request of the server's access log, as the request's headers and the answer's status say.
     public struct AccessLogEntry: Equatable, Sendable {
         /// The `LogFormat` of the log: tab-separated fields, `-` for a header the request did not send.
-        static let format = #"%m\t%U\t%>s\t%{Range}i\t%{If-Match}i\t%{If-None-Match}i\t%{Content-Length}i"#
+        static let format =
+            #"%m\t%U\t%>s\t%{Range}i\t%{If-Match}i\t%{If-None-Match}i\t%{Content-Length}i\t%{Destination}i"#
 
         /// The method (`PUT`).
         public var method: String
@@ -20,6 +21,8 @@ extension ApacheServer {
         public var ifNoneMatch: String?
         /// The request's `Content-Length` header, if sent.
         public var contentLength: Int64?
+        /// The path of the request's `Destination` header (`MOVE`, `COPY`), decoded, if sent.
+        public var destination: String?
 
         /// Whether the answer was a success (2xx).
         public var succeeded: Bool { (200..<300).contains(status) }
@@ -37,7 +40,7 @@ extension ApacheServer {
                 field == "-" ? nil : field.replacingOccurrences(of: #"\""#, with: "\"")
                     .replacingOccurrences(of: #"\\"#, with: "\\")
             }
-            guard fields.count == 7, let method = fields[0], let path = fields[1], let status = fields[2].flatMap({
+            guard fields.count == 8, let method = fields[0], let path = fields[1], let status = fields[2].flatMap({
                 Int($0)
             }) else { return nil }
             self.method = method
@@ -47,6 +50,7 @@ extension ApacheServer {
             ifMatch = fields[4]
             ifNoneMatch = fields[5]
             contentLength = fields[6].flatMap { Int64($0) }
+            destination = fields[7].flatMap { URL(string: $0)?.path(percentEncoded: false) }
         }
     }
 

@@ -113,7 +113,10 @@ final class WebDAVStatusFaultTests: XCTestCase {
         let content = Data(repeating: 7, count: 100_000)
         let file = fixture.state.appendingPathComponent("version")
         try content.write(to: file)
-        server.on("PUT", drive + "new.txt", .answer(507))
+        // A new file is written to its staged name first (then moved to its name): that `PUT` is refused.
+        let staged = drive + WebDAVProvider.stagingName(ItemID("new-1"))
+        server.on("PROPFIND", drive + "new.txt", .answer(404))
+        server.on("PUT", staged, .answer(507))
         server.on("MKCOL", drive + "folder/", .answer(507))
         let provider = try fixture.provider()
         let template = RemoteItemTemplate(
@@ -122,8 +125,8 @@ final class WebDAVStatusFaultTests: XCTestCase {
         let error = await folioError { try await provider.createItem(template, contents: .init(file.path)) }
         guard case .noSpace(let message)? = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertTrue(message.contains("507"), message)
-        XCTAssertEqual(server.count("PUT", drive + "new.txt"), 1)
-        XCTAssertEqual(server.requests("PUT", drive + "new.txt").first?.body, content, "the whole body was sent")
+        XCTAssertEqual(server.count("PUT", staged), 1)
+        XCTAssertEqual(server.requests("PUT", staged).first?.body, content, "the whole body was sent")
         XCTAssertEqual(try Data(contentsOf: file), content, "the version file is kept")
         var folder = template
         (folder.id, folder.name, folder.kind) = (ItemID("new-2"), "folder", .directory)

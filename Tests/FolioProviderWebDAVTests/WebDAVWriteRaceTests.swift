@@ -427,6 +427,38 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 
+    /// A replacement whose `PUT` landed while its answer was lost (its record holds the size and digest of what it
+    /// sent), then the file deleted here: the delete that follows takes the landed bytes for its writer's own and
+    /// deletes the file; other bytes at that revision are someone else's and are kept.
+    func testADeleteAfterAPutThatLandedUnansweredDeletesTheWritersOwnBytesOnly() async throws {
+        for someoneElse in [false, true] {
+            let first = try fixture.provider()
+            let made = try await makeNotes(first)
+            let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+            var entry = try XCTUnwrap(first.index.entry(made.id))
+            entry.pendingWrite = "device@one ~11:" + WebDAVProvider.contentDigest(of: Data("version two".utf8))
+            first.index.record(made.id, entry)
+            let sent = someoneElse ? "someone's 2" : "version two"
+            let reply = try await first.client.send(
+                "PUT", "/dav/com.folio.drive/notes.txt", headers: [("If-Match", etag)], body: .bytes(Data(sent.utf8)))
+            XCTAssertEqual(reply.status, 204)
+            await first.shutdown()
+
+            let next = try fixture.provider()
+            do {
+                try await next.deleteItem(made.id, in: .drive, baseVersion: made.version, retryTag: "device@one")
+                XCTAssertFalse(someoneElse, "a file someone else wrote was deleted")
+                XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.driveFile("notes.txt")))
+            } catch let error as FolioError {
+                guard case .conflict = error, someoneElse else { return XCTFail("delete: \(error)") }
+                XCTAssertEqual(
+                    try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone's 2")
+                XCTAssertEqual(try server.request("DELETE", "/dav/com.folio.drive/notes.txt").status, 204)
+            }
+            await next.shutdown()
+        }
+    }
+
     func testTheNextDaemonReleasesTheLockItsKilledPredecessorHeld() async throws {
         let first = try fixture.provider()
         let made = try await makeNotes(first)
