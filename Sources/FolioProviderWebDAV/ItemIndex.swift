@@ -26,6 +26,9 @@ final class ItemIndex: Sendable {
         /// <ETag the PUT left>`. The writer of that retry tag (its retry, or the delete that follows it) finds the
         /// file still at those bytes or that tag after a daemon killed meanwhile, and takes it for its own write.
         var pendingWrite: String?
+        /// A move (`MOVE`) sent and not known to have landed: where it takes the item. The next look at the item
+        /// (``WebDAVProvider/settledEntry(_:)``) finds out whether it did.
+        var movingTo: Destination?
 
         init(
             container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, staged: Bool? = nil,
@@ -34,6 +37,13 @@ final class ItemIndex: Sendable {
             (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
             (self.staged, self.pendingWrite) = (staged, pendingWrite)
         }
+    }
+
+    /// Where a move takes an item.
+    struct Destination: Codable, Equatable, Sendable {
+        var container: ContainerID
+        var parent: ItemID?
+        var name: String
     }
 
     /// A line of the file: an entry, or the removal of one (`entry` `nil`).

@@ -53,6 +53,11 @@ final class WebDAVLockBook: Sendable {
         stale.withLock { $0[lock.path + " " + lock.token] = lock }
     }
 
+    /// Whether locks are left to release (``takeStaleLocks()``).
+    var hasStaleLocks: Bool {
+        stale.withLock { !$0.isEmpty }
+    }
+
     /// Takes the locks an earlier run took and did not release (and this run's whose release failed), to release
     /// them: none is held by a task of this run, and each is handed out once.
     func takeStaleLocks() -> [WebDAVLock] {

@@ -139,7 +139,7 @@ extension WebDAVProvider {
 
     /// The item `id` as the server has it now (`PROPFIND Depth: 0`).
     public func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem {
-        guard let entry = index.entry(id), entry.container == container else {
+        guard let entry = try await settledEntry(id), entry.container == container else {
             throw FolioError.notFound("\(id): not known to the WebDAV provider")
         }
         return try await currentItem(id, entry: entry)

@@ -79,6 +79,14 @@ extension WebDAVProvider {
         return try result.get()
     }
 
+    /// Releases the locks and claims an earlier run left (``releaseStaleLocks()``) before a change is sent: a
+    /// file its killed predecessor held locked refuses this run's `DELETE`, `MOVE` and `PROPPATCH` too. Costs
+    /// nothing once they are released.
+    func releaseStaleLocksFirst() async {
+        guard lockBook.hasStaleLocks else { return }
+        await lockRequests.serially { await self.releaseStaleLocks() }
+    }
+
     /// Releases the locks an earlier run took and never released (its daemon was killed while writing): they
     /// would make every writer of those files, this one included, wait until they time out.
     func releaseStaleLocks() async {

@@ -9,6 +9,7 @@ extension WebDAVProvider {
     /// otherwise a `.conflict`: nothing on the server is overwritten.
     public func createItem(_ template: RemoteItemTemplate, contents: FilePath?) async throws -> RemoteItem {
         try Self.checkName(template.name)
+        await releaseStaleLocksFirst()
         let container = template.container
         let parentComponents = try components(of: template.parentID, in: container)
         let isFolder = template.kind == .directory
@@ -254,7 +255,8 @@ extension WebDAVProvider {
         contents: FilePath?
     ) async throws -> RemoteItem {
         if let name = changes.name { try Self.checkName(name) }
-        guard var entry = index.entry(id), entry.container == container else {
+        await releaseStaleLocksFirst()
+        guard var entry = try await settledEntry(id), entry.container == container else {
             throw FolioError.notFound("\(id): not known to the WebDAV provider")
         }
         let old = (id: id, parent: entry.parent)
@@ -282,8 +284,12 @@ extension WebDAVProvider {
             let to = path(
                 try components(of: destinationParent, in: destinationContainer) + [destinationName],
                 in: destinationContainer, folder: entry.isFolder)
+            var moving = entry
+            moving.movingTo = .init(container: destinationContainer, parent: destinationParent, name: destinationName)
+            index.record(id, moving)  // until the answer says whether it landed (a kill: ``settledEntry(_:)``)
             let reply = try await client.send(
                 "MOVE", from, headers: [("Destination", client.configuration.url(to)), ("Overwrite", "F")])
+            if !WebDAVStatus.succeeded(reply.status) { index.record(id, entry) }  // answered: it did not
             if reply.status == 412 { throw FolioError.exists("\(destinationName) already exists on the server") }
             if !WebDAVStatus.succeeded(reply.status) {
                 // Some servers answer a taken destination otherwise (Apache: 400 for a folder onto a file).
@@ -440,10 +446,40 @@ extension WebDAVProvider {
         index.record(id, pending)
     }
 
+    /// The index entry of `id`, with a move whose answer never came (``ItemIndex/Entry/movingTo``) settled: the
+    /// item is at the destination if the resource there carries its id (or, on a server that keeps no properties,
+    /// if its old place is empty and the destination is not), and where it was otherwise.
+    func settledEntry(_ id: ItemID) async throws(FolioError) -> ItemIndex.Entry? {
+        guard var entry = index.entry(id), let destination = entry.movingTo else { return index.entry(id) }
+        entry.movingTo = nil
+        let from = path(try components(of: entry.parent, in: entry.container) + [entry.name], in: entry.container,
+            folder: entry.isFolder)
+        let to = path(try components(of: destination.parent, in: destination.container) + [destination.name],
+            in: destination.container, folder: entry.isFolder)
+        var moved = false
+        if let found = try await existing(to, depth: 0) {
+            if let there = try properties(of: to, in: found).folio["id"] {
+                moved = there == id.rawValue
+            } else if !(try await serverTraits()).keepsDeadProperties {
+                moved = try await existing(from, depth: 0) == nil
+            }
+        }
+        if moved {
+            let across = destination.container != entry.container
+            (entry.container, entry.parent, entry.name) = (destination.container, destination.parent, destination.name)
+            index.record(id, entry)
+            if across, entry.isFolder { index.moveDescendants(of: id, to: destination.container) }
+        } else {
+            index.record(id, entry)
+        }
+        return entry
+    }
+
     /// Deletes an item: a file only at `baseVersion` (or the version `retryTag` wrote), with `If-Match` where the
     /// version is a strong ETag; a folder only if empty. An item already gone is deleted.
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {
-        guard let entry = index.entry(id), entry.container == container else { return }
+        await releaseStaleLocksFirst()
+        guard let entry = try await settledEntry(id), entry.container == container else { return }
         if entry.staged == true {
             // A create stopped before it recorded its move: its staged file goes, and the file at the name too if
             // the move landed (it carries the id).

@@ -2,6 +2,7 @@ import FolioCore
 import FolioProviderWebDAV
 import FolioTestServers
 import Foundation
+import SystemPackage
 import XCTest
 
 /// What a provider test over a real server needs: a private Apache with the collection `/dav/` that holds the
@@ -62,6 +63,13 @@ class ApacheProviderTestCase: XCTestCase {
 
     override func setUpWithError() throws {
         fixture = try ApacheDriveFixture()
+    }
+
+    /// A file in the state folder holding `text`, to upload.
+    func content(_ text: String) throws -> FilePath {
+        let file = state.appendingPathComponent("content-\(UUID().uuidString)")
+        try Data(text.utf8).write(to: file)
+        return FilePath(file.path)
     }
 
     override func tearDownWithError() throws {

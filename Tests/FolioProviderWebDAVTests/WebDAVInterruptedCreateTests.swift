@@ -1,0 +1,107 @@
+import FolioCore
+@testable import FolioProviderWebDAV
+import FolioTestServers
+import Foundation
+import SystemPackage
+import XCTest
+
+/// A create whose daemon was killed part way: its file is staged under a hidden name with its properties and moved
+/// to its name once whole, so what a kill leaves is a staged file (never listed; the retry writes it again, a delete
+/// removes it) or the whole item at its name (the retry and the delete find it by its id). A file at the name that
+/// is not the item's is never replaced.
+final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
+    private func provider() throws -> WebDAVProvider {
+        try fixture.provider()
+    }
+
+    private func template(_ name: String) -> RemoteItemTemplate {
+        RemoteItemTemplate(
+            id: .generate(), container: .drive, parentID: nil, name: name, kind: .file,
+            modificationTime: .now(), mode: 0o640, retryTag: "device@new")
+    }
+
+    /// The first daemon: does what `createItem` does up to its `MOVE` (index entry marked staged, `PUT` of the
+    /// staged file, its properties), then the `MOVE` too if `moved`, and stops there.
+    private func killedCreate(_ template: RemoteItemTemplate, _ text: String, moved: Bool) async throws {
+        let first = try provider()
+        _ = try await first.listContainers()
+        first.index.record(template.id, .init(
+            container: .drive, parent: nil, name: template.name, isFolder: false, staged: true))
+        let staging = "/dav/com.folio.drive/" + WebDAVProvider.stagingName(template.id)
+        let put = try await first.client.send("PUT", staging, body: .bytes(Data(text.utf8)))
+        XCTAssertEqual(put.status, 201)
+        let etag = WebDAVProvider.baseVersion(
+            try first.properties(of: staging, in: try await first.propfind(staging, depth: 0)), size: 0)
+        let kept = try await first.setProperties(
+            ["id": template.id.rawValue, "mode": "640", "rev": "r1", "tag": "device@new \(etag) r1"], at: staging)
+        XCTAssertTrue(kept)
+        if moved {
+            let reply = try await first.client.send(
+                "MOVE", staging, headers: [
+                    ("Destination", first.client.configuration.url("/dav/com.folio.drive/" + template.name)),
+                    ("Overwrite", "F"),
+                ])
+            XCTAssertEqual(reply.status, 201)
+        }
+        await first.shutdown()
+    }
+
+    private var driveNames: [String] {
+        get throws {
+            try FileManager.default.contentsOfDirectory(atPath: fixture.driveFile("")).filter { $0 != ".DAV" }.sorted()
+        }
+    }
+
+    func testAStagedFileIsNeverListedAndTheRetryWritesItAgain() async throws {
+        let template = template("report.txt")
+        try await killedCreate(template, "first draft", moved: false)
+
+        let next = try provider()
+        let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertFalse(listed.contains { $0.name.hasPrefix(".folio") }, "\(listed.map(\.name))")
+        XCTAssertFalse(listed.contains { $0.name == "report.txt" })
+        let made = try await next.createItem(template, contents: try content("second draft, longer"))
+        XCTAssertEqual(made.id, template.id)
+        XCTAssertEqual(made.size, 20)
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8), "second draft, longer")
+        XCTAssertEqual(try driveNames, ["report.txt"], "the staged file was moved in")
+        let again = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(again.first { $0.name == "report.txt" }?.id, template.id)
+        XCTAssertEqual(again.first { $0.name == "report.txt" }?.mode, 0o640)
+        await next.shutdown()
+    }
+
+    func testTheDeleteOfACreateCutShortRemovesWhatItLeft() async throws {
+        for moved in [false, true] {
+            let template = template(moved ? "moved.txt" : "staged.txt")
+            try await killedCreate(template, "draft", moved: moved)
+            let next = try provider()
+            try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+            XCTAssertEqual(try driveNames, [], "moved: \(moved)")
+            let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+            XCTAssertFalse(listed.contains { $0.name == template.name })
+            await next.shutdown()
+        }
+    }
+
+    func testAFileAtTheNameThatIsNotTheItemsIsNeverReplaced() async throws {
+        let template = template("report.txt")
+        try await killedCreate(template, "first draft", moved: false)
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/report.txt", body: Data("someone else's".utf8)).status,
+            201)
+
+        let next = try provider()
+        do {
+            _ = try await next.createItem(template, contents: try content("second draft"))
+            XCTFail("the create replaced a file another client wrote")
+        } catch let error as FolioError {
+            guard case .exists = error else { return XCTFail("create: \(error)") }
+        }
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8), "someone else's")
+        XCTAssertEqual(try driveNames, ["report.txt"], "the staged file is removed")
+        await next.shutdown()
+    }
+}

@@ -1,0 +1,236 @@
+import FolioCore
+@testable import FolioProviderWebDAV
+import FolioTestServers
+import Foundation
+import SystemPackage
+import XCTest
+
+/// A replacement of a file whose `PUT` landed but whose daemon was killed before the properties (revision,
+/// writer's tag) were set is the same writer's own write for the next daemon's retry, never a conflict with itself;
+/// a file someone else wrote after it still is one.
+final class WebDAVInterruptedReplacementTests: ApacheProviderTestCase {
+    /// Makes the file, then plays the first daemon of a replacement by `retryTag`: its `PUT` lands and its
+    /// pending write is recorded, as `modifyItem` does before it sets the properties, and it stops there.
+    private func killedReplacement(retryTag: String) async throws -> RemoteItem {
+        let first = try fixture.provider()
+        _ = try await first.listContainers()
+        let made = try await first.createItem(
+            RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: "notes.txt", kind: .file,
+                modificationTime: .now(), mode: 0o644, retryTag: "device@new"),
+            contents: try content("version one"))
+        let path = "/dav/com.folio.drive/notes.txt"
+        let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+        // Apache's ETag of a file written in the last second is weak and matches no `If-Match`.
+        try await Task.sleep(for: .milliseconds(1100))
+        let reply = try await first.client.send(
+            "PUT", path, headers: [("If-Match", etag)], body: .bytes(Data("version two".utf8)))
+        XCTAssertEqual(reply.status, 204)
+        let found = try first.properties(of: path, in: try await first.propfind(path, depth: 0))
+        var entry = try XCTUnwrap(first.index.entry(made.id))
+        entry.pendingWrite = retryTag + " " + WebDAVProvider.baseVersion(found, size: 0)
+        first.index.record(made.id, entry)
+        await first.shutdown()
+        return made
+    }
+
+    func testTheNextDaemonTakesUpItsOwnLandedReplacement() async throws {
+        let retryTag = "device@base-one"
+        let made = try await killedReplacement(retryTag: retryTag)
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: retryTag),
+            contents: try content("version two, saved again"))
+        XCTAssertEqual(written.size, 24)
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two, saved again")
+        await next.shutdown()
+    }
+
+    func testAFileAnotherClientWroteOverTheLandedReplacementIsAConflict() async throws {
+        let retryTag = "device@base-one"
+        let made = try await killedReplacement(retryTag: retryTag)
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/notes.txt", body: Data("someone else's".utf8)).status,
+            204)
+        let next = try fixture.provider()
+        do {
+            _ = try await next.modifyItem(
+                made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: retryTag),
+                contents: try content("version two, saved again"))
+            XCTFail("the retry replaced a file another client wrote")
+        } catch let error as FolioError {
+            guard case .conflict = error else { return XCTFail("modify: \(error)") }
+        }
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone else's")
+        await next.shutdown()
+    }
+}
+
+/// A daemon killed while it wrote: its `PUT` may have landed with nothing recorded, and it still holds its lock on
+/// the file. The next daemon takes the landed bytes for its own write (same revision, same bytes), and releases the
+/// dead daemon's lock instead of waiting for it to time out.
+final class WebDAVKilledWriterTests: ApacheProviderTestCase {
+    private func makeNotes(_ provider: WebDAVProvider) async throws -> RemoteItem {
+        _ = try await provider.listContainers()
+        let made = try await provider.createItem(
+            RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: "notes.txt", kind: .file,
+                modificationTime: .now(), mode: 0o644, retryTag: "device@new"),
+            contents: try content("version one"))
+        // Apache's ETag of a file written in the last second is weak and matches no `If-Match`.
+        try await Task.sleep(for: .milliseconds(1100))
+        return made
+    }
+
+    func testAPutThatLandedUnrecordedIsTheRetrysOwnWhenItHoldsTheSameBytes() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+        // The killed daemon's `PUT` landed; its answer never came back, so nothing recorded it.
+        let reply = try await first.client.send(
+            "PUT", "/dav/com.folio.drive/notes.txt", headers: [("If-Match", etag)],
+            body: .bytes(Data("version two".utf8)))
+        XCTAssertEqual(reply.status, 204)
+        await first.shutdown()
+
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
+            contents: try content("version two"))
+        XCTAssertEqual(written.size, 11)
+        XCTAssertFalse(written.version.hasPrefix("superseded"), written.version)
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
+
+        // Other bytes at the same revision are someone else's write: a conflict, never replaced.
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/notes.txt", body: Data("someone else's".utf8)).status,
+            204)
+        do {
+            _ = try await next.modifyItem(
+                made.id, in: .drive, baseVersion: written.version, changes: RemoteItemChanges(retryTag: "device@two"),
+                contents: try content("version three"))
+            XCTFail("a retry replaced a file another client wrote")
+        } catch let error as FolioError {
+            guard case .conflict = error else { return XCTFail("modify: \(error)") }
+        }
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone else's")
+        await next.shutdown()
+    }
+
+    /// A replacement whose `PUT` landed while its answer was lost (its record holds the size and digest of what it
+    /// sent), then the file deleted here: the delete that follows takes the landed bytes for its writer's own and
+    /// deletes the file; other bytes at that revision are someone else's and are kept.
+    func testADeleteAfterAPutThatLandedUnansweredDeletesTheWritersOwnBytesOnly() async throws {
+        for someoneElse in [false, true] {
+            let first = try fixture.provider()
+            let made = try await makeNotes(first)
+            let etag = try XCTUnwrap(WebDAVProvider.strongTag(made.version))
+            var entry = try XCTUnwrap(first.index.entry(made.id))
+            entry.pendingWrite = "device@one ~11:" + WebDAVProvider.contentDigest(of: Data("version two".utf8))
+            first.index.record(made.id, entry)
+            let sent = someoneElse ? "someone's 2" : "version two"
+            let reply = try await first.client.send(
+                "PUT", "/dav/com.folio.drive/notes.txt", headers: [("If-Match", etag)], body: .bytes(Data(sent.utf8)))
+            XCTAssertEqual(reply.status, 204)
+            await first.shutdown()
+
+            let next = try fixture.provider()
+            do {
+                try await next.deleteItem(made.id, in: .drive, baseVersion: made.version, retryTag: "device@one")
+                XCTAssertFalse(someoneElse, "a file someone else wrote was deleted")
+                XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.driveFile("notes.txt")))
+            } catch let error as FolioError {
+                guard case .conflict = error, someoneElse else { return XCTFail("delete: \(error)") }
+                XCTAssertEqual(
+                    try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "someone's 2")
+                XCTAssertEqual(try server.request("DELETE", "/dav/com.folio.drive/notes.txt").status, 204)
+            }
+            await next.shutdown()
+        }
+    }
+
+    /// A rename whose `MOVE` landed while its answer was lost: the retry of the rename and a delete that follows
+    /// find the item at its new name (it carries its id), never take it for gone at the old one.
+    func testARenameThatLandedUnansweredIsFoundByTheRetryAndTheDelete() async throws {
+        for deleteAfter in [false, true] {
+            let first = try fixture.provider()
+            let made = try await makeNotes(first)
+            var entry = try XCTUnwrap(first.index.entry(made.id))
+            entry.movingTo = .init(container: .drive, parent: nil, name: "renamed.txt")
+            first.index.record(made.id, entry)
+            let reply = try await first.client.send(
+                "MOVE", "/dav/com.folio.drive/notes.txt", headers: [
+                    ("Destination", first.client.configuration.url("/dav/com.folio.drive/renamed.txt")),
+                    ("Overwrite", "F"),
+                ])
+            XCTAssertEqual(reply.status, 201)
+            await first.shutdown()
+
+            let next = try fixture.provider()
+            if deleteAfter {
+                try await next.deleteItem(made.id, in: .drive, baseVersion: made.version, retryTag: "device@new")
+                XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.driveFile("renamed.txt")))
+            } else {
+                let renamed = try await next.modifyItem(
+                    made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(name: "renamed.txt"),
+                    contents: nil)
+                XCTAssertEqual(renamed.name, "renamed.txt")
+                XCTAssertEqual(renamed.id, made.id)
+                XCTAssertEqual(try server.request("DELETE", "/dav/com.folio.drive/renamed.txt").status, 204)
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.driveFile("notes.txt")))
+            await next.shutdown()
+        }
+    }
+
+    func testTheNextDaemonReleasesTheLockItsKilledPredecessorHeld() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        // What `whileLocked` does before its `PUT`: the lock is taken and recorded; the daemon dies holding it.
+        let path = "/dav/com.folio.drive/notes.txt"
+        let info = """
+            <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+            </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>device@killed</D:owner></D:lockinfo>
+            """
+        let lock = try await first.client.send(
+            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data(info.utf8)))
+        XCTAssertEqual(lock.status, 200)
+        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+        first.lockBook.took(WebDAVLock(path: path, token: token))
+        await first.shutdown()
+        XCTAssertEqual(try server.request("PUT", path, body: Data("x".utf8)).status, 423, "the lock holds")
+
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
+            contents: try content("version two"))
+        XCTAssertEqual(written.size, 11)
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
+        XCTAssertTrue(next.lockBook.takeStaleLocks().isEmpty)
+        await next.shutdown()
+        XCTAssertTrue(try fixture.provider().lockBook.takeStaleLocks().isEmpty, "nothing left for a third run")
+    }
+
+    /// A delete (no lock of its own) is the first change after the restart: the dead daemon's lock is released
+    /// before it too, or Apache refuses it.
+    func testADeleteAfterARestartIsNotRefusedByTheKilledDaemonsLock() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        let path = "/dav/com.folio.drive/notes.txt"
+        let lock = try await first.client.send(
+            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data("""
+                <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+                </D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>
+                """.utf8)))
+        XCTAssertEqual(lock.status, 200)
+        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+        first.lockBook.took(WebDAVLock(path: path, token: token))
+        await first.shutdown()
+
+        let next = try fixture.provider()
+        try await next.deleteItem(made.id, in: .drive, baseVersion: made.version, retryTag: "device@new")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.driveFile("notes.txt")))
+        await next.shutdown()
+    }
+}
