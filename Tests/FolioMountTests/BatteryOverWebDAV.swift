@@ -25,13 +25,9 @@ import XCTest
 //   RemoteEventsTests
 //   PolledRemoteChangesTests
 //   TwoDeviceRaceTests
+//   CrashBatteryTests
 //
 // Left out:
-// - CrashBatteryTests: over Apache seed 2 passes (48 s; before this session it failed at step 216), seed 10 still
-//   fails (2026-11-26: after a kill -9 a file deleted here comes back with content this device wrote, most likely
-//   a replacement whose PUT landed unrecorded, so the delete's base version no longer matches and the server's file
-//   is taken again), and each failing step waits 120 s. Run it by hand: add it to this list, run the script, then
-//   `swift test --filter CrashBatteryTestsOverWebDAV`. Reported with issue 15.
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
 // - CLISafetyTests: CLI refusals about remote folders and state folders; offline by the network simulation.
 // - DescriptorLimitTests, SecurityTests, MountHelperTests: about the daemon, its sockets and mount(8), not the remote.
@@ -307,5 +303,11 @@ final class TwoDeviceRaceTestsOverWebDAV: TwoDeviceRaceTests {
     override func testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions() throws {
         try super.testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions()
     }
+}
+
+/// ``CrashBatteryTests`` over Apache.
+final class CrashBatteryTestsOverWebDAV: CrashBatteryTests {
+    override class var remote: TestRemote { .apache }
+    override func testRandomWorkloadWithKills() throws { try super.testRandomWorkloadWithKills() }
 }
 // END GENERATED
