@@ -424,14 +424,10 @@ extension WebDAVProvider {
     /// a conflict for its retry, both versions kept).
     static let digestLimit: Int64 = 16 << 20
 
-    /// A digest of `data` to tell "the bytes this writer sent" from others: 64-bit FNV-1a, in hex. Not a defence
-    /// against a forger, who could as well write the file; a fast check of a write cut short.
+    /// A digest of `data` to tell "the bytes this writer sent" from others: 64-bit FNV-1a (``StableHash``), in hex.
+    /// Not a defence against a forger, who could as well write the file; a fast check of a write cut short.
     static func contentDigest(of data: Data) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        String(StableHash.fnv1a(bytes: data), radix: 16)
     }
 
     /// Records, before a replacement's `PUT` of `contents` by the writer `tag`, the size and digest of what it sends

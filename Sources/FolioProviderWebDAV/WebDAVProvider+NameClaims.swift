@@ -48,14 +48,10 @@ extension WebDAVProvider {
         return try result.get()
     }
 
-    /// The hidden name of the claim on `name`: a hash (64-bit FNV-1a), so that any name fits. Two names with one
+    /// The hidden name of the claim on `name`: a hash (``StableHash``), so that any name fits. Two names with one
     /// hash only take turns needlessly.
     static func claimName(_ name: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return stagingPrefix + "claim-" + String(hash, radix: 16) + "-" + String(name.utf8.count)
+        stagingPrefix + "claim-" + String(StableHash.fnv1a(name), radix: 16) + "-" + String(name.utf8.count)
     }
 
     /// Whether the claim at `claim` is older than ``claimTimeout`` by the server's own clock (its `Date`), or gone.
