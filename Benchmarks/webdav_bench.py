@@ -167,6 +167,10 @@ DocumentRoot {self.dav_root}
 
         self.measure([upload], upload_body)
 
+        # The issue's condition: one folder enumerated (the Drive's root: nothing below it was looked at yet).
+        self.webdav_visible("webdav-visible", "WebDAV: a change on the server → visible (1 s polls)", 1.5,
+                            "working set: the root")
+
         small = self.row("webdav-upload-small", "WebDAV: upload 1,000 × 4 KiB (vs rclone copy)", "s", "time", 1.0)
 
         def small_body():
@@ -203,22 +207,10 @@ DocumentRoot {self.dav_root}
 
         self.measure([listing], list_body)
 
-        visible = self.row("webdav-visible", "WebDAV: a change on the server → visible (1 s polls)", "ms", "limit",
-                           1.5)
-
-        def visible_body():
-            samples = []
-            for index in range(5):
-                name = f"arrived-{index}.txt"
-                started = time.perf_counter()
-                subprocess.run(["curl", "-s", "-f", "-T", "-", self.dav_url + "com.folio.drive/" + name],
-                               input=b"new", check=True, timeout=60)
-                self.webdav_wait_for(os.path.join(self.dav_mnt, name), limit=30)
-                samples.append(time.perf_counter() - started)
-            visible.folio = statistics.median(samples)
-            visible.note = f"  [median of 5; slowest {max(samples):.2f} s]"
-
-        self.measure([visible], visible_body)
+        # The same with 11,000 items in the working set: a poll lists the root first and shows what it found before
+        # the big folders below it are listed (RemoteChanges.moreComing); no target, printed for the README.
+        self.webdav_visible("webdav-visible-busy", "WebDAV: the same, 11,000 items in the working set", None,
+                            "working set: root, many/ (10,000), folio-small/ (1,000)")
 
         poll = self.row("webdav-poll-requests", "WebDAV: requests per poll, unchanged tree of 10,000 in 100 folders",
                         "requests", "limit", 0)
@@ -242,8 +234,22 @@ DocumentRoot {self.dav_root}
                 raise RuntimeError(f"fewer than two polls in {window:.0f} s ({len(lines)} requests)")
             polls = len(starts) - 1
             poll.folio = round((starts[-1] - starts[0]) / polls, 1)
-            folders = 100 + 5  # the tree's folders, and the working set's others (root, many, folio-small, ...)
-            poll.target = folders
+            # The working set: every folder the mount has listed. `find` listed all of the Drive's; the other
+            # containers (rclone's copy made one) have their roots listed; and the list of containers itself.
+            dav = os.path.join(self.dav_root, "dav")
+            drive_folders = sum(1 for _ in os.walk(os.path.join(dav, "com.folio.drive")))
+            other_roots = sum(1 for name in os.listdir(dav)
+                              if name != "com.folio.drive" and os.path.isdir(os.path.join(dav, name)))
+            poll.target = drive_folders + other_roots + 1
+            first_poll = lines[starts[0]:starts[1]]
+            asked = [line.split()[1] for line in first_poll if line.startswith("PROPFIND ")]
+            twice = sorted({path for path in asked if asked.count(path) > 1})
+            if twice:
+                raise RuntimeError(f"a poll listed folders more than once: {twice[:5]}")
+            outside = [path for path in asked
+                       if not os.path.isdir(os.path.join(self.dav_root, path.strip("/")))]
+            if outside:
+                raise RuntimeError(f"a poll asked for what is not a folder on the server: {outside[:5]}")
             infinity = sum(1 for line in lines if "depth=infinity" in line.lower())
             methods = sorted({line.split()[0] for line in lines})
             poll.note = (f"  [{polls} polls in {window:.0f} s, {len(lines)} requests ({', '.join(methods)}); "
@@ -252,6 +258,24 @@ DocumentRoot {self.dav_root}
                 raise RuntimeError(f"{infinity} requests with Depth: infinity")
 
         self.measure([poll], poll_body)
+
+    def webdav_visible(self, key, label, target, working_set):
+        """A file PUT on the server (curl) → shown in the mount, five times; the median is the row's figure."""
+        visible = self.row(key, label, "ms", "limit" if target is not None else "info", target)
+
+        def visible_body():
+            samples = []
+            for index in range(5):
+                name = f"{key}-{index}.txt"
+                started = time.perf_counter()
+                subprocess.run(["curl", "-s", "-f", "-T", "-", self.dav_url + "com.folio.drive/" + name],
+                               input=b"new", check=True, timeout=60)
+                self.webdav_wait_for(os.path.join(self.dav_mnt, name), limit=30)
+                samples.append(time.perf_counter() - started)
+            visible.folio = statistics.median(samples)
+            visible.note = f"  [median of 5; slowest {max(samples):.2f} s; {working_set}]"
+
+        self.measure([visible], visible_body)
 
     def webdav_wait_for_uploads(self):
         mnt, self.mnt = self.mnt, self.dav_mnt

@@ -23,6 +23,7 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     private var properties = WebDAVProperties()
     private var found = WebDAVProperties()
     private var propstatStatus: Int?
+    private var lock = WebDAVProperties.ActiveLock(owner: "", token: "")
 
     private static let dav = "DAV:"
     private static let calendarServer = "http://calendarserver.org/ns/"
@@ -47,6 +48,8 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
             (found, propstatStatus) = (WebDAVProperties(), nil)
         case ("collection", "resourcetype"):
             found.isCollection = true
+        case ("activelock", "lockdiscovery"):
+            lock = .init(owner: "", token: "")
         default:
             break
         }
@@ -88,6 +91,12 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
             found.contentType = value
         case ("displayname", "prop"):
             found.displayName = value
+        case ("owner", "activelock"):
+            lock.owner = value
+        case ("href", "locktoken"):
+            lock.token = value
+        case ("activelock", "lockdiscovery"):
+            found.activeLocks.append(lock)
         case ("cs:getctag", "prop"):
             found.collectionTag = value
         case (let folio, "prop") where folio.hasPrefix("folio:"):
@@ -123,6 +132,7 @@ extension WebDAVProperties {
         contentType = other.contentType ?? contentType
         displayName = other.displayName ?? displayName
         collectionTag = other.collectionTag ?? collectionTag
+        activeLocks += other.activeLocks
         folio.merge(other.folio) { _, new in new }
     }
 }

@@ -17,6 +17,16 @@ final class WebDAVLockBook: Sendable {
     /// with `DELETE`, not `UNLOCK`.
     static let claimToken = "folio:name-claim"
 
+    /// What a lock is recorded with while its `LOCK` is asked for, before its token is known: this prefix and the
+    /// lock's unique owner. A daemon killed before the answer came leaves it, and the next one finds the lock by its
+    /// owner in the resource's `lockdiscovery` (``WebDAVProvider/release(_:client:book:)``).
+    static let askedPrefix = "folio:asked "
+
+    /// The record of a `LOCK` of `path` asked for with the unique `owner`, until its answer comes.
+    static func asked(_ path: String, owner: String) -> WebDAVLock {
+        WebDAVLock(path: path, token: askedPrefix + owner)
+    }
+
     private let file: JSONLinesFile<Line>?
     /// Locks an earlier run took and never released, by path and token.
     private let stale: Mutex<[String: WebDAVLock]>

@@ -17,6 +17,8 @@ public struct WebDAVProperties: Sendable, Equatable {
     public var displayName: String?
     /// A collection's `getctag` (Nextcloud, ownCloud, CalDAV servers): changes with anything below it.
     public var collectionTag: String?
+    /// The write locks `lockdiscovery` lists (`activelock`): their owners (as text) and tokens.
+    public var activeLocks: [ActiveLock] = []
     /// Folio's dead properties (namespace ``folioNamespace``) by local name: `id`, `mode`, `mtime`, `tag`,
     /// `symlink`.
     public var folio: [String: String] = [:]
@@ -25,6 +27,14 @@ public struct WebDAVProperties: Sendable, Equatable {
     /// makes for the `LOCK` of an unmapped URL): no collection, and none of a file's ETag, length and date.
     public var isLockNull: Bool {
         !isCollection && entityTag == nil && contentLength == nil && lastModified == nil
+    }
+
+    /// A lock `lockdiscovery` lists: the text of its `owner` and its token (`locktoken`'s `href`).
+    public struct ActiveLock: Sendable, Equatable {
+        /// The text of the lock's `owner` element.
+        public var owner: String
+        /// The lock's token (`opaquelocktoken:…`).
+        public var token: String
     }
 
     /// The XML namespace of the properties Folio keeps on the server.

@@ -17,6 +17,9 @@ extension WebDAVProvider {
     /// and items gone after it (a listed folder that is gone takes what was known below it along). An item
     /// missing from its folder and found in another listed folder moved; one found nowhere is gone from what Folio
     /// knows. An anchor of another journal, or one the journal no longer reaches back to, is `.anchorExpired`.
+    /// One call lists one level of the working set (``changePasses``), parents before children, and answers with
+    /// ``RemoteChanges/moreComing`` while levels are left: the caller shows what a level found before the next is
+    /// listed.
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
         let parts = anchor.rawValue.split(separator: ":")
         guard parts.count == 3, parts[0] == "webdav", parts[1] == journal.identity, let generation = Int(parts[2]),
@@ -26,19 +29,24 @@ extension WebDAVProvider {
         }
         // Level by level, parents before children (a folder that is gone is found before its children are asked
         // for), a few folders at a time.
-        let byDepth = Dictionary(grouping: journal.listedFolders(container)) {
-            index.components(of: $0, in: container)?.count ?? 0
+        var levels = changePasses.withLock { $0.removeValue(forKey: container) } ?? {
+            let byDepth = Dictionary(grouping: journal.listedFolders(container)) {
+                index.components(of: $0, in: container)?.count ?? 0
+            }
+            return byDepth.keys.sorted().map { byDepth[$0] ?? [] }
+        }()
+        if !levels.isEmpty {
+            let listed = journal.listedFolders(container)
+            let folders = levels.removeFirst().filter { listed.contains($0) }
+            if let error = await relist(folders, in: container) { throw error }  // the next call starts over
         }
-        for depth in byDepth.keys.sorted() {
-            let folders = (byDepth[depth] ?? []).filter { journal.listedFolders(container).contains($0) }
-            if let error = await relist(folders, in: container) { throw error }
-        }
+        if !levels.isEmpty { changePasses.withLock { $0[container] = levels } }
         let now = journal.generation(container)
         let (updated, deleted) = journal.changes(container, since: generation)
         for id in deleted where index.entry(id)?.container == container && journal.item(id, in: container) == nil {
             index.remove(id)
         }
-        return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now))
+        return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now), moreComing: !levels.isEmpty)
     }
 
     /// How many folders are listed at once when looking for changes.

@@ -32,16 +32,40 @@ extension WebDAVProvider {
             try descriptor.close()
             return item
         }
-        try await download(item, range: clamped, to: destination, progress: progress)
-        return item
+        let failure: FolioError
+        do {
+            try await download(item, range: clamped, to: destination, progress: progress)
+            return item
+        } catch {
+            failure = error
+        }
+        guard case .notFound = failure else { throw failure }
+        // Moved since it was listed (a rename of this device's whose answer just came, or never came): asked for
+        // again where it is now, at the same version.
+        let now = try await self.item(id, in: container)
+        guard now.version == version else {
+            throw FolioError.conflict("\(now.name) changed on the server (version \(now.version), not \(version))")
+        }
+        guard now.name != item.name || now.parentID != item.parentID else { throw failure }
+        try await download(now, range: clamped, to: destination, progress: progress)
+        return now
     }
 
-    /// The item of the working set's last listing if it has `version`, or else the server's (a ranged read of a
-    /// big file asks for many ranges: one `PROPFIND` for each would double the requests).
+    /// The item of the working set's last listing if it has `version` and is where the index has it, or else the
+    /// server's (a ranged read of a big file asks for many ranges: one `PROPFIND` for each would double the
+    /// requests). A move whose answer never came (``ItemIndex/Entry/movingTo``, a daemon killed meanwhile) is
+    /// settled by asking the server: the listing may still have the item at the name it moved from.
     private func knownItem(_ id: ItemID, in container: ContainerID, version: String) async throws -> RemoteItem {
         let listed = journal.item(id, in: container)
+        let entry = index.entry(id)
         let item: RemoteItem
-        if let listed, listed.version == version { item = listed } else { item = try await self.item(id, in: container) }
+        if let listed, listed.version == version, let entry, entry.movingTo == nil, entry.name == listed.name,
+            entry.parent == listed.parentID, entry.container == container
+        {
+            item = listed
+        } else {
+            item = try await self.item(id, in: container)
+        }
         guard item.version == version else {
             throw FolioError.conflict("\(item.name) changed on the server (version \(item.version), not \(version))")
         }

@@ -23,23 +23,37 @@ extension WebDAVProvider {
     ) async throws -> T {
         let traits = try await serverTraits()
         guard traits.locks, traits.honoursConditions else { return try await body() }
+        // Unique, so that a lock granted to a daemon killed before the answer came is found by the next one.
+        let owner = owner + " " + UUID().uuidString.prefix(8).lowercased()
         let info = """
             <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
             </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(Self.escapeXML(owner))</D:owner></D:lockinfo>
             """
-        let reply = try await lockRequests.serially {
-            await self.releaseStaleLocks()
-            return try await self.client.send(
-                "LOCK", path,
-                headers: [("Content-Type", "application/xml; charset=utf-8"),
-                    ("Timeout", "Second-\(Self.lockTimeout)"), ("Depth", "0")],
-                body: .bytes(Data(info.utf8)))
+        let asked = WebDAVLockBook.asked(path, owner: owner)
+        let book = lockBook
+        let reply: WebDAVResponse
+        do {
+            reply = try await lockRequests.serially {
+                await self.releaseStaleLocks()
+                book.took(asked)
+                return try await self.client.send(
+                    "LOCK", path,
+                    headers: [("Content-Type", "application/xml; charset=utf-8"),
+                        ("Timeout", "Second-\(Self.lockTimeout)"), ("Depth", "0")],
+                    body: .bytes(Data(info.utf8)))
+            }
+        } catch {
+            book.releaseFailed(asked)  // granted or not: looked for by its owner later
+            throw error
         }
+        let token = WebDAVStatus.succeeded(reply.status) ? Self.lockToken(reply.header("lock-token")) : nil
+        if let token { book.took(WebDAVLock(path: path, token: token)) }
+        book.released(asked)
         if reply.status == 423 {
             throw FolioError.busy("\(path) is being written by another device (locked on the server, 423)")
         }
         guard WebDAVStatus.succeeded(reply.status) else { throw WebDAVStatus.error(reply.status, "LOCK \(path)") }
-        guard let token = Self.lockToken(reply.header("lock-token")) else {
+        guard let token else {
             // A lock nobody can name: this provider locks no more (the lock, if the server keeps one, times out),
             // and the write is tried again without one.
             self.traits.withLock { $0?.locks = false }
@@ -47,7 +61,6 @@ extension WebDAVProvider {
                 "LOCK \(path): the server granted a lock without a token; writes go on unlocked", retryable: true)
         }
         let lock = WebDAVLock(path: path, token: token)
-        lockBook.took(lock)
         let created = reply.status == 201
         let client = self.client
         let gate = lockRequests
@@ -72,7 +85,6 @@ extension WebDAVProvider {
             // The empty file this call's `LOCK` made where the file was gone: nobody's.
             _ = try? await WebDAVLock.$held.withValue(lock) { try await client.send("DELETE", path) }
         }
-        let book = lockBook
         await lockRequests.serially {
             await Self.release(lock, client: client, book: book)
         }
@@ -95,12 +107,19 @@ extension WebDAVProvider {
         }
     }
 
-    /// Sends the `UNLOCK` of `lock` (the `DELETE` of a name claim). Any answer ends it (a lock gone or expired is refused, and released all the
-    /// same); a server that could not be reached leaves it for later (``WebDAVLockBook/releaseFailed(_:)``).
+    /// Sends the `UNLOCK` of `lock` (the `DELETE` of a name claim; for a lock whose `LOCK` was never answered, the
+    /// `UNLOCK` of the lock its owner holds, found in `lockdiscovery`, if the server granted it). Any answer ends it
+    /// (a lock gone or expired is refused, and released all the same); a server that could not be reached leaves it
+    /// for later (``WebDAVLockBook/releaseFailed(_:)``).
     static func release(_ lock: WebDAVLock, client: WebDAVClient, book: WebDAVLockBook) async {
         do {
             if lock.token == WebDAVLockBook.claimToken {
                 _ = try await client.send("DELETE", lock.path)
+            } else if lock.token.hasPrefix(WebDAVLockBook.askedPrefix) {
+                let owner = String(lock.token.dropFirst(WebDAVLockBook.askedPrefix.count))
+                for token in try await lockTokens(of: lock.path, owner: owner, client: client) {
+                    _ = try await client.send("UNLOCK", lock.path, headers: [("Lock-Token", "<\(token)>")])
+                }
             } else {
                 _ = try await client.send("UNLOCK", lock.path, headers: [("Lock-Token", "<\(lock.token)>")])
             }
@@ -109,6 +128,21 @@ extension WebDAVProvider {
             book.releaseFailed(lock)
         }
     }
+
+    /// The tokens of the locks on `path` that `owner` holds, from its `lockdiscovery` (none if nothing is there).
+    static func lockTokens(of path: String, owner: String, client: WebDAVClient) async throws -> [String] {
+        let reply = try await client.send(
+            "PROPFIND", path, headers: [("Depth", "0"), ("Content-Type", "application/xml; charset=utf-8")],
+            body: .bytes(Data(lockDiscoveryBody.utf8)), limit: WebDAVMultistatus.defaultLimit)
+        guard reply.status == 207 else { return [] }
+        let listing = try WebDAVMultistatus.parse(reply.body)
+        return listing.responses.flatMap { $0.properties.activeLocks }.filter { $0.owner == owner }.map(\.token)
+    }
+
+    private static let lockDiscoveryBody = """
+        <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:lockdiscovery/></D:prop>\
+        </D:propfind>
+        """
 
     /// The token of a `Lock-Token: <opaquelocktoken:…>` header.
     static func lockToken(_ header: String?) -> String? {

@@ -511,7 +511,8 @@ extension WebDAVProvider {
             }
             if let baseVersion {
                 guard now.version == baseVersion || ownWrite else {
-                    throw FolioError.conflict("\(entry.name) changed on the server; it is not deleted")
+                    throw FolioError.conflict(
+                        "\(entry.name) changed on the server (\(now.version), not \(baseVersion)); it is not deleted")
                 }
             } else if retryTag != nil, !ownWrite {
                 throw FolioError.conflict("\(entry.name) was written by someone else on the server; it is not deleted")
@@ -602,10 +603,13 @@ extension WebDAVProvider {
     }
 
     /// Sends `method` to `path` on the condition that the resource is still at `version` (`If-Match` of its ETag;
-    /// no condition for `nil` or a version without one). A `412` is looked at again: Apache's tag of a file
-    /// written in the last second is weak, and a weak tag never matches, so a resource still at the expected version
-    /// under a weak tag is sent to once more, with the condition, after a second; under a strong tag, while a lock
-    /// is held, it was the lock's token that failed: `.busy`.
+    /// no condition for `nil` or a version without one). A `412` is looked at again, since a resource still at the
+    /// expected version can be refused: Apache's tag of a file written in the last second is weak, and a weak tag
+    /// never matches, and the look that follows the refusal can come after that second, when the tag is strong
+    /// again. So a resource found still at the expected version is sent to once more, with the condition (after a
+    /// second while its tag is weak). Refused again while still at that version under a strong tag, the condition
+    /// held and something else did not (a lock another writer was granted, which Apache can do even while this task
+    /// holds one): `.busy`, tried again later, never taken for a change on the server.
     func send(
         _ method: String, _ path: String, body: WebDAVClient.Body = .none, ifAt version: String?
     ) async throws(FolioError) -> WebDAVResponse {
@@ -613,18 +617,22 @@ extension WebDAVProvider {
             return try await client.send(method, path, body: body)
         }
         let reply = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
-        guard reply.status == 412, let listing = try await existing(path, depth: 0) else { return reply }
-        let now = try properties(of: path, in: listing)
-        guard Self.version(now, size: now.contentLength ?? 0) == version else { return reply }
-        guard now.entityTag?.hasPrefix("W/") ?? false else {
-            // Still the expected version under a strong tag: the condition held and the lock token did not (another
-            // writer was granted the lock meanwhile, which Apache can do). That writer goes first.
-            guard WebDAVLock.held?.path == path else { return reply }
-            throw .busy("\(method) \(path): another device holds the lock on the server")
+        guard reply.status == 412, let weak = try await stillAt(version, path) else { return reply }
+        if weak {
+            // Still the expected version, under a weak tag: once it turns strong, the condition can hold.
+            do { try await Task.sleep(for: .milliseconds(1100)) } catch { throw .interrupted("\(method) cancelled") }
         }
-        // Still the expected version, under a weak tag (Apache's, for the first second after a write): once it turns
-        // strong, the condition can hold. Sent again with the condition, never without.
-        do { try await Task.sleep(for: .milliseconds(1100)) } catch { throw .interrupted("\(method) cancelled") }
-        return try await client.send(method, path, headers: [("If-Match", tag)], body: body)
+        let again = try await client.send(method, path, headers: [("If-Match", tag)], body: body)
+        guard again.status == 412, try await stillAt(version, path) != nil else { return again }
+        throw .busy("\(method) \(path): refused though unchanged on the server (412; another device holds a lock)")
+    }
+
+    /// Whether the resource at `path` is still at `version`: `nil` if not (or gone), otherwise whether its tag is
+    /// weak now.
+    private func stillAt(_ version: String, _ path: String) async throws(FolioError) -> Bool? {
+        guard let listing = try await existing(path, depth: 0) else { return nil }
+        let now = try properties(of: path, in: listing)
+        guard Self.version(now, size: now.contentLength ?? 0) == version else { return nil }
+        return now.entityTag?.hasPrefix("W/") ?? false
     }
 }

@@ -22,6 +22,10 @@ public final class WebDAVProvider: Provider {
     let journal: WebDAVJournal
     /// Listings being paged through, by cursor token.
     let pagedListings = Mutex<[String: [RemoteItem]]>([:])
+    /// The levels of the working set a look for changes has still to list again, by container (parents first):
+    /// each call of ``changes(in:since:)`` lists one level and answers what it found, so a change near the root
+    /// shows before a big folder deeper down is listed.
+    let changePasses = Mutex<[ContainerID: [[ItemID]]]>([:])
     /// What the server was found to do (``serverTraits()``), once known.
     let traits = Mutex<WebDAVServerTraits?>(nil)
     /// Sends this provider's `LOCK` and `UNLOCK` requests one at a time.

@@ -3,9 +3,11 @@ import Foundation
 extension ApacheServer {
     /// One request of the server's access log, as the request's headers and the answer's status say.
     public struct AccessLogEntry: Equatable, Sendable {
-        /// The `LogFormat` of the log: tab-separated fields, `-` for a header the request did not send.
+        /// The `LogFormat` of the log: tab-separated fields, `-` for a header the request did not send. The last two
+        /// (the `If` header, the time the request came, in microseconds) are for reading the log by hand.
         static let format =
             #"%m\t%U\t%>s\t%{Range}i\t%{If-Match}i\t%{If-None-Match}i\t%{Content-Length}i\t%{Destination}i"#
+            + #"\t%{If}i\t%{usec}t"#
 
         /// The method (`PUT`).
         public var method: String
@@ -40,7 +42,7 @@ extension ApacheServer {
                 field == "-" ? nil : field.replacingOccurrences(of: #"\""#, with: "\"")
                     .replacingOccurrences(of: #"\\"#, with: "\\")
             }
-            guard fields.count == 8, let method = fields[0], let path = fields[1], let status = fields[2].flatMap({
+            guard fields.count >= 8, let method = fields[0], let path = fields[1], let status = fields[2].flatMap({
                 Int($0)
             }) else { return nil }
             self.method = method

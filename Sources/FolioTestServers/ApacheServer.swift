@@ -43,7 +43,7 @@ public final class ApacheServer: WebDAVTestServer {
     private let folder: String
     private let tmpfs: Bool
     /// The access log (``accessLog()``).
-    var accessLogPath: String { folder + "/access.log" }
+    public var accessLogPath: String { folder + "/access.log" }
     private let server: ServerProcess
 
     /// Starts a server (trying a few ports), waiting at most 15 s for it to answer.

@@ -25,12 +25,9 @@ import XCTest
 //   RemoteEventsTests
 //   PolledRemoteChangesTests
 //   TwoDeviceRaceTests
+//   CrashBatteryTests
 //
 // Left out:
-// - CrashBatteryTests: over Apache, seeds 20261122, 2, 10, 3 and 4 passed here (2026-11-26), but the CI run of
-//   3fae638 failed seed 2 at step 311 (a file deleted here came back after a kill -9: another window between a
-//   write that landed and its record), so it is run by hand for now: add it to this list, run the script, then
-//   `swift test --filter CrashBatteryTestsOverWebDAV` (FOLIO_CRASH_SEEDS picks seeds). Reported with issue 15.
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
 // - CLISafetyTests: CLI refusals about remote folders and state folders; offline by the network simulation.
 // - DescriptorLimitTests, SecurityTests, MountHelperTests: about the daemon, its sockets and mount(8), not the remote.
@@ -306,5 +303,11 @@ final class TwoDeviceRaceTestsOverWebDAV: TwoDeviceRaceTests {
     override func testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions() throws {
         try super.testSimultaneousEditsOnTwoDevicesAlwaysKeepBothVersions()
     }
+}
+
+/// ``CrashBatteryTests`` over Apache.
+final class CrashBatteryTestsOverWebDAV: CrashBatteryTests {
+    override class var remote: TestRemote { .apache }
+    override func testRandomWorkloadWithKills() throws { try super.testRandomWorkloadWithKills() }
 }
 // END GENERATED

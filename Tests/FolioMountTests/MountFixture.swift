@@ -368,6 +368,10 @@ class MountTestCase: XCTestCase {
                 try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 let name = self.name.filter { $0.isLetter || $0.isNumber } + "-\(getpid()).log"
                 try? FileManager.default.copyItem(atPath: fixture.logPath, toPath: folder + "/" + name)
+                if let server = fixture.server {  // and the server's access log, over WebDAV
+                    try? FileManager.default.copyItem(
+                        atPath: server.accessLogPath, toPath: folder + "/" + name + ".access")
+                }
             }
         }
         if Self.remote == .local {
