@@ -95,8 +95,12 @@ extension FolioFileSystem {
         } applied: { state in
             state.anchors[container] = changes.anchor
             // A folder listing fetched before this change set is older than the anchor now: set aside and taken
-            // again (a child the change set passed over, its folder not listed yet, would be lost otherwise).
-            state.sync.remoteChanged()
+            // again (a child the change set passed over, its folder not listed yet, would be lost otherwise). An
+            // empty change set passed nothing over: a listing that takes longer than a poll (a folder of 10,000 on
+            // a server) would otherwise be set aside by every poll that found nothing, again and again.
+            if !changes.updated.isEmpty || !changes.deleted.isEmpty || changes.isFullEnumeration {
+                state.sync.remoteChanged()
+            }
         }
     }
 

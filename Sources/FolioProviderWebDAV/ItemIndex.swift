@@ -121,6 +121,20 @@ final class ItemIndex: Sendable {
         if changed { append(Line(id: id, entry: entry)) }
     }
 
+    /// Records where a listing found `id`: its place, keeping what a write of it under way recorded
+    /// (``Entry/pendingWrite``, ``Entry/movingTo``), which a listing knows nothing of. A poll that lists the folder
+    /// between a replacement's `PUT` and its retry must not make the retry take its own bytes for another writer's.
+    func recordListed(_ id: ItemID, _ place: Entry) {
+        let recorded = tables.withLock { tables -> Entry? in
+            var entry = place
+            if let old = tables.entries[id] { (entry.pendingWrite, entry.movingTo) = (old.pendingWrite, old.movingTo) }
+            guard tables.entries[id] != entry else { return nil }
+            tables.set(id, entry)
+            return entry
+        }
+        if let recorded { append(Line(id: id, entry: recorded)) }
+    }
+
     /// Moves what is recorded below `folder` to `container` (the folder itself is recorded by the caller): a
     /// folder moved to another container takes its children along. Costs a pass over the index (such moves are rare).
     func moveDescendants(of folder: ItemID, to container: ContainerID) {

@@ -65,7 +65,7 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     ) {
         let name = path.popLast() ?? nil
         let parent = path.last ?? nil
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = Self.trimmed(text)
         text = ""
         guard let name else { return }
         if name == "multistatus", path.isEmpty { sawEnd = true }
@@ -112,6 +112,20 @@ final class MultistatusReader: NSObject, XMLParserDelegate {
     /// Stops reading: the reply is not a multistatus Folio can trust.
     private func fail(_ why: String) {
         if failure == nil { failure = why }
+    }
+
+    /// `text` without the XML white space (space, tab, CR, LF) around it; on the bytes, without bridging to
+    /// `NSString` (a listing of 10,000 members has ten values each).
+    private static func trimmed(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\t")
+        }
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return text }
+        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let end = utf8.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(text[start...end])
     }
 
     /// The code of a status line (`HTTP/1.1 200 OK`), or `nil`.

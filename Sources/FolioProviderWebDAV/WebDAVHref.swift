@@ -13,68 +13,119 @@ public enum WebDAVHref: Sendable, Equatable {
 
     /// Understands `href` from the listing of the collection at `base` (a URL whose path ends with `/`).
     public init(_ href: String, listing base: URL) throws(FolioError) {
-        let path: String
-        if let url = URL(string: href), let scheme = url.scheme {
-            guard scheme == base.scheme, url.host == base.host, url.port == base.port else {
-                throw FolioError.providerFailure(
-                    "the server named \(href.prefix(200)) in a listing of \(base.path): another server",
-                    retryable: false)
-            }
-            path = url.path(percentEncoded: true)
-        } else {
-            path = href
-        }
-        let basePath = base.path(percentEncoded: true)
-        let normalizedBase = basePath.hasSuffix("/") ? basePath : basePath + "/"
-        let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-        // Compared decoded: servers encode differently (`%20` or a space, upper- or lowercase hex).
-        if let segments = Self.segments(trimmed + "/"), segments == Self.segments(normalizedBase) {
-            self = .collection
-            return
-        }
-        guard let encodedName = Self.member(of: normalizedBase, path: trimmed) else {
-            throw FolioError.providerFailure(
-                "the server named \(href.prefix(200)) in a listing of \(basePath): not one of its members",
-                retryable: false)
-        }
-        guard let name = encodedName.removingPercentEncoding, !name.isEmpty, name != ".", name != "..",
-            !name.contains("/"), !name.contains("\0")
-        else {
-            throw FolioError.providerFailure(
-                "the server named a member \(encodedName.prefix(200)) of \(basePath) that cannot be a name",
-                retryable: false)
-        }
-        self = .member(name)
+        self = try Listing(base).href(href)
     }
 
-    /// The encoded last component of `path` if `path` is one level below `base` (compared decoded, since servers
-    /// encode differently: `%20` or a space, upper- or lowercase hex).
-    private static func member(of base: String, path: String) -> String? {
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        let name = String(path[path.index(after: slash)...])
-        guard !name.isEmpty, let parent = segments(String(path[...slash])), parent == segments(base) else {
-            return nil
+    /// The collection a listing is of, decoded once for all the `href`s of its responses (a listing of 10,000
+    /// members has 10,000 of them).
+    public struct Listing: Sendable {
+        private let base: URL
+        private let basePath: String
+        /// The decoded segments of the collection's path (with an empty last one: it ends with `/`).
+        private let baseSegments: [String]?
+
+        /// The listing of the collection at `base` (a URL whose path ends with `/`).
+        public init(_ base: URL) {
+            self.base = base
+            let path = base.path(percentEncoded: true)
+            basePath = path
+            baseSegments = WebDAVHref.segments(path.hasSuffix("/") ? path : path + "/")
         }
-        return name
+
+        /// Understands `href`, one of the listing's.
+        public func href(_ href: String) throws(FolioError) -> WebDAVHref {
+            let path: String
+            if href.hasPrefix("/") {
+                path = href  // an absolute path, as most servers send: no URL to parse
+            } else if let url = URL(string: href), let scheme = url.scheme {
+                guard scheme == base.scheme, url.host == base.host, url.port == base.port else {
+                    throw FolioError.providerFailure(
+                        "the server named \(href.prefix(200)) in a listing of \(base.path): another server",
+                        retryable: false)
+                }
+                path = url.path(percentEncoded: true)
+            } else {
+                path = href
+            }
+            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+            // Compared decoded: servers encode differently (`%20` or a space, upper- or lowercase hex).
+            if let segments = WebDAVHref.segments(trimmed + "/"), segments == baseSegments {
+                return .collection
+            }
+            guard let encodedName = member(trimmed) else {
+                throw FolioError.providerFailure(
+                    "the server named \(href.prefix(200)) in a listing of \(basePath): not one of its members",
+                    retryable: false)
+            }
+            guard let name = WebDAVHref.percentDecoded(encodedName), !name.isEmpty, name != ".", name != "..",
+                !name.contains("/"), !name.contains("\0")
+            else {
+                throw FolioError.providerFailure(
+                    "the server named a member \(encodedName.prefix(200)) of \(basePath) that cannot be a name",
+                    retryable: false)
+            }
+            return .member(name)
+        }
+
+        /// The encoded last component of `path` if `path` is one level below the collection (compared decoded,
+        /// since servers encode differently: `%20` or a space, upper- or lowercase hex).
+        private func member(_ path: String) -> Substring? {
+            guard let slash = path.lastIndex(of: "/") else { return nil }
+            let name = path[path.index(after: slash)...]
+            guard !name.isEmpty, let parent = WebDAVHref.segments(path[...slash]), parent == baseSegments else {
+                return nil
+            }
+            return name
+        }
     }
 
     /// What names one resource, whatever the encoding of `href` (a full URL or an absolute path; `%20` or a
     /// space; a trailing `/` or not): its path's decoded segments. `nil` for an `href` that does not decode.
     static func resource(_ href: String) -> [String]? {
         var path = href
-        if let url = URL(string: href), url.scheme != nil { path = url.path(percentEncoded: true) }
+        if !href.hasPrefix("/"), let url = URL(string: href), url.scheme != nil { path = url.path(percentEncoded: true) }
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         return segments(path)
     }
 
     /// The decoded segments of the encoded path `path`, split at its literal `/`s only: an encoded slash (`%2F`)
     /// stays inside its segment, so `/a%2Fb/` is never taken for `/a/b/`. `nil` if a segment does not decode.
-    private static func segments(_ path: String) -> [String]? {
+    private static func segments<Text: StringProtocol>(_ path: Text) -> [String]? {
         var decoded: [String] = []
         for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
-            guard let text = segment.removingPercentEncoding else { return nil }
+            guard let text = percentDecoded(segment) else { return nil }
             decoded.append(text)
         }
         return decoded
+    }
+
+    /// `text` with its `%XX` escapes decoded (as `removingPercentEncoding` does, on the bytes, without bridging to
+    /// `NSString`): `nil` for a `%` not followed by two hex digits, or bytes that are not UTF-8.
+    static func percentDecoded<Text: StringProtocol>(_ text: Text) -> String? {
+        let utf8 = text.utf8
+        guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

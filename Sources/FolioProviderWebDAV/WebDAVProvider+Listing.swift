@@ -44,8 +44,9 @@ extension WebDAVProvider {
         let startedAt = journal.generation(container)
         let listing = try await propfind(folderPath, depth: 1)
         var children: [RemoteItem] = []
+        let hrefs = WebDAVHref.Listing(URL(string: client.configuration.url(folderPath))!)
         for response in listing.responses {
-            let href = try WebDAVHref(response.href, listing: URL(string: client.configuration.url(folderPath))!)
+            let href = try hrefs.href(response.href)
             switch href {
             case .collection:
                 if !response.properties.isCollection, !components.isEmpty {
@@ -64,7 +65,7 @@ extension WebDAVProvider {
             .sorted { $0.name < $1.name }
         let listed = Set(children.map(\.id))
         for child in known where listed.contains(child.id) && child.parentID ?? .root(of: container) == folderID {
-            index.record(child.id, .init(
+            index.recordListed(child.id, .init(
                 container: container, parent: child.parentID, name: child.name, isFolder: child.kind == .directory))
         }
         return known

@@ -138,6 +138,31 @@ final class ScopedMergeTests: XCTestCase {
         XCTAssertEqual(try core.list(""), ["doc.txt"])
     }
 
+    /// A listing taken before a change set that named something is set aside (the change set could have passed
+    /// over a child of it); one taken before an empty change set is not: a listing slower than a poll would be set
+    /// aside by every poll otherwise, and never land (a folder of 10,000 on a WebDAV server did).
+    func testOnlyAChangeSetThatNamesSomethingSetsAsideAListingTakenBeforeIt() async throws {
+        let core = try CoreHarness()
+        let fs = core.fileSystem
+        try fs.registerContainers([(.drive, SyncAnchor("a1"))])
+        try fs.applyFolderListing(FolioFileSystem.rootIno, items: [folder("A", "A")])
+        let ino = try core.ino("A")
+
+        let before = fs.remoteEpoch()
+        for round in 2...5 {
+            XCTAssertTrue(try fs.applyChanges(
+                RemoteChanges(updated: [], deleted: [], anchor: SyncAnchor("a\(round)")), in: .drive))
+        }
+        XCTAssertTrue(try fs.applyFolderListing(ino, items: [file("x", in: ItemID("A"), "x")], epoch: before))
+        XCTAssertEqual(try core.list("A"), ["x"])
+
+        let older = fs.remoteEpoch()
+        XCTAssertTrue(try fs.applyChanges(RemoteChanges(
+            updated: [file("y", in: ItemID("A"), "y")], deleted: [], anchor: SyncAnchor("a6")), in: .drive))
+        XCTAssertFalse(try fs.applyFolderListing(ino, items: [], epoch: older), "older than what the change set said")
+        XCTAssertEqual(try core.list("A"), ["x", "y"])
+    }
+
     /// A change set: changed items in listed folders are merged, an item moved into a folder not listed leaves
     /// the tree, an item the tree does not know in a folder not listed is ignored, a deleted folder goes with
     /// what it held unless something in it waits for upload, and the anchor is stored with the merge.

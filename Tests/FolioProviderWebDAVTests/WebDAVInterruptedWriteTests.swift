@@ -47,6 +47,26 @@ final class WebDAVInterruptedReplacementTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 
+    /// The crash battery over Apache found this one: a poll listed the folder between the cut-short replacement and
+    /// its retry, and the listing's record of the file dropped the pending write, so the retry (with newer content)
+    /// took its own landed bytes for another writer's: a conflict with itself, and the newer content never uploaded.
+    func testAListingBetweenTheLandedReplacementAndItsRetryKeepsThePendingWrite() async throws {
+        let retryTag = "device@base-one"
+        let made = try await killedReplacement(retryTag: retryTag)
+        let next = try fixture.provider()
+        _ = try await next.listContainers()
+        let listed = try await next.enumerateFolder(nil, in: .drive, from: nil, pageSize: 100).items
+        XCTAssertEqual(listed.map(\.name), ["notes.txt"])
+        XCTAssertNotNil(next.index.entry(made.id)?.pendingWrite, "the listing keeps what the write recorded")
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: retryTag),
+            contents: try content("version three, newer"))
+        XCTAssertEqual(written.size, 20)
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version three, newer")
+        await next.shutdown()
+    }
+
     func testAFileAnotherClientWroteOverTheLandedReplacementIsAConflict() async throws {
         let retryTag = "device@base-one"
         let made = try await killedReplacement(retryTag: retryTag)
