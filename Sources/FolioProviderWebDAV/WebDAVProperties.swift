@@ -57,7 +57,9 @@ public struct WebDAVProperties: Sendable, Equatable {
     /// usual form is read by hand (a listing of 10,000 files has 10,000 of them: a date formatter each would cost
     /// seconds); the obsolete ones through formatters made once.
     public static func httpDate(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Read from a listing, the text comes trimmed: only other text pays for `trimmingCharacters`.
+        let padded = (text.first?.isWhitespace ?? false) || (text.last?.isWhitespace ?? false)
+        let trimmed = padded ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if let date = imfFixdate(trimmed) { return date }
         return obsoleteFormatters.withLock { formatters in
             formatters.lazy.compactMap { $0.date(from: trimmed) }.first

@@ -56,6 +56,7 @@ extension WebDAVProvider {
         var place = ItemIndex.Entry(
             container: template.container, parent: template.parentID, name: template.name, isFolder: false)
         let staging = path(parentComponents + [Self.stagingName(template.id)], in: template.container, folder: false)
+        try await moveEarlierAttempt(template, to: itemPath, parentComponents: parentComponents)
         if let found = try await existing(itemPath, depth: 0) {
             // An earlier attempt of this create that got as far as the move, or someone else's file.
             let version: String
@@ -123,6 +124,33 @@ extension WebDAVProvider {
         item.version = versionWritten(item.version, revision: revision, putTag: putTag)
         noteOwnChange(item)
         return item
+    }
+
+    /// An earlier attempt of this create, stopped (a daemon killed) after its `MOVE` landed and before it was
+    /// recorded, put the file at the name the item had then; the document was renamed here since, so the retry comes
+    /// with another name. The file there (it carries the item's id) is moved to the new name, where the retry takes
+    /// it up as its own; otherwise the retry would write a second file and leave the first behind for good. A new
+    /// name taken meanwhile is `.exists`.
+    private func moveEarlierAttempt(
+        _ template: RemoteItemTemplate, to itemPath: String, parentComponents: [String]
+    ) async throws {
+        guard let earlier = index.entry(template.id), earlier.staged == true, earlier.container == template.container,
+            earlier.parent != template.parentID || earlier.name != template.name,
+            let earlierParent = try? components(of: earlier.parent, in: earlier.container)
+        else { return }
+        let earlierPath = path(earlierParent + [earlier.name], in: earlier.container, folder: false)
+        guard let found = try await existing(earlierPath, depth: 0),
+            try properties(of: earlierPath, in: found).folio["id"] == template.id.rawValue
+        else { return }
+        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
+            let moved = try await client.send(
+                "MOVE", earlierPath, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
+            if moved.status == 412 { throw FolioError.exists("\(template.name) already exists on the server") }
+            guard WebDAVStatus.succeeded(moved.status) else { throw WebDAVStatus.error(moved.status, "MOVE \(earlierPath)") }
+        }
+        var place = earlier
+        (place.parent, place.name) = (template.parentID, template.name)
+        index.record(template.id, place)  // still staged: the retry takes the file at its name as its own
     }
 
     /// The revision and tag of the file an earlier attempt of this create staged at `staging`, if it is whole: its

@@ -72,6 +72,29 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 
+    /// The crash battery over Apache found this one: the create's `MOVE` landed, the daemon was killed before it
+    /// recorded it, and the document was renamed here meanwhile, so the retry came with the new name. It wrote a
+    /// second file there and left the first at the old name for good (a file the mount no longer had).
+    func testARetryUnderANewNameMovesTheFileTheEarlierAttemptLeftAtTheOldOne() async throws {
+        var template = template("before.txt")
+        try await killedCreate(template, "first draft", moved: true)
+        XCTAssertEqual(try driveNames, ["before.txt"])
+
+        template.name = "after.txt"
+        let next = try provider()
+        let made = try await next.createItem(template, contents: try content("first draft, renamed"))
+        XCTAssertEqual(made.id, template.id)
+        XCTAssertEqual(made.name, "after.txt")
+        XCTAssertEqual(try driveNames, ["after.txt"], "one file, at the new name")
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("after.txt"), encoding: .utf8), "first draft, renamed")
+        let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(listed.map(\.id), [template.id])
+        try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+        XCTAssertEqual(try driveNames, [], "and its delete leaves nothing")
+        await next.shutdown()
+    }
+
     func testTheDeleteOfACreateCutShortRemovesWhatItLeft() async throws {
         for moved in [false, true] {
             let template = template(moved ? "moved.txt" : "staged.txt")

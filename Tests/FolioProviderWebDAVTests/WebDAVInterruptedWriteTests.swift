@@ -103,6 +103,30 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         return made
     }
 
+    /// `LOCK`s `path` through `provider`'s client for an hour, as another writer (`owner`) would: returns its token.
+    private func lockByHand(_ provider: WebDAVProvider, _ path: String, owner: String) async throws -> String {
+        let lock = try await provider.client.send(
+            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data("""
+                <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
+                </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(owner)</D:owner></D:lockinfo>
+                """.utf8)))
+        XCTAssertEqual(lock.status, 200)
+        return try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+    }
+
+    /// The next daemon replaces `made` (which a killed daemon's lock held) and leaves no lock for a third run.
+    private func assertTheNextDaemonWrites(_ made: RemoteItem) async throws {
+        let next = try fixture.provider()
+        let written = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
+            contents: try content("version two"))
+        XCTAssertEqual(written.size, 11)
+        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
+        XCTAssertTrue(next.lockBook.takeStaleLocks().isEmpty)
+        await next.shutdown()
+        XCTAssertTrue(try fixture.provider().lockBook.takeStaleLocks().isEmpty, "nothing left for a third run")
+    }
+
     func testAPutThatLandedUnrecordedIsTheRetrysOwnWhenItHoldsTheSameBytes() async throws {
         let first = try fixture.provider()
         let made = try await makeNotes(first)
@@ -237,27 +261,11 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         let made = try await makeNotes(first)
         // What `whileLocked` does before its `PUT`: the lock is taken and recorded; the daemon dies holding it.
         let path = "/dav/com.folio.drive/notes.txt"
-        let info = """
-            <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
-            </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>device@killed</D:owner></D:lockinfo>
-            """
-        let lock = try await first.client.send(
-            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data(info.utf8)))
-        XCTAssertEqual(lock.status, 200)
-        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+        let token = try await lockByHand(first, path, owner: "device@killed")
         first.lockBook.took(WebDAVLock(path: path, token: token))
         await first.shutdown()
         XCTAssertEqual(try server.request("PUT", path, body: Data("x".utf8)).status, 423, "the lock holds")
-
-        let next = try fixture.provider()
-        let written = try await next.modifyItem(
-            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
-            contents: try content("version two"))
-        XCTAssertEqual(written.size, 11)
-        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
-        XCTAssertTrue(next.lockBook.takeStaleLocks().isEmpty)
-        await next.shutdown()
-        XCTAssertTrue(try fixture.provider().lockBook.takeStaleLocks().isEmpty, "nothing left for a third run")
+        try await assertTheNextDaemonWrites(made)
     }
 
     /// The daemon is killed after its `LOCK` was sent and granted, before the answer (and its token) came: only
@@ -269,24 +277,10 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         let path = "/dav/com.folio.drive/notes.txt"
         let owner = "device@killed 1a2b3c4d"
         first.lockBook.took(WebDAVLockBook.asked(path, owner: owner))  // recorded before the `LOCK` is sent
-        let lock = try await first.client.send(
-            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data("""
-                <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
-                </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>\(owner)</D:owner></D:lockinfo>
-                """.utf8)))
-        XCTAssertEqual(lock.status, 200)
+        _ = try await lockByHand(first, path, owner: owner)
         await first.shutdown()  // the answer, and the token, never recorded
         XCTAssertEqual(try server.request("PUT", path, body: Data("x".utf8)).status, 423, "the lock holds")
-
-        let next = try fixture.provider()
-        let written = try await next.modifyItem(
-            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(retryTag: "device@one"),
-            contents: try content("version two"))
-        XCTAssertEqual(written.size, 11)
-        XCTAssertEqual(try String(contentsOfFile: fixture.driveFile("notes.txt"), encoding: .utf8), "version two")
-        XCTAssertTrue(next.lockBook.takeStaleLocks().isEmpty)
-        await next.shutdown()
-        XCTAssertTrue(try fixture.provider().lockBook.takeStaleLocks().isEmpty, "nothing left for a third run")
+        try await assertTheNextDaemonWrites(made)
     }
 
     /// An unanswered `LOCK` recorded for an owner that holds no lock (the server never granted it): the record goes,
@@ -296,19 +290,13 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         _ = try await makeNotes(first)
         let path = "/dav/com.folio.drive/notes.txt"
         first.lockBook.took(WebDAVLockBook.asked(path, owner: "device@killed 00000000"))
-        let lock = try await first.client.send(
-            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data("""
-                <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
-                </D:lockscope><D:locktype><D:write/></D:locktype><D:owner>device@other 00000000</D:owner></D:lockinfo>
-                """.utf8)))
-        XCTAssertEqual(lock.status, 200)
+        let token = try await lockByHand(first, path, owner: "device@other 00000000")
         await first.shutdown()
 
         let next = try fixture.provider()
         await next.releaseStaleLocksFirst()
         XCTAssertFalse(next.lockBook.hasStaleLocks, "the record is gone")
         XCTAssertEqual(try server.request("PUT", path, body: Data("x".utf8)).status, 423, "the other lock holds")
-        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
         let unlock = try await next.client.send("UNLOCK", path, headers: [("Lock-Token", "<\(token)>")])
         XCTAssertEqual(unlock.status, 204, "still there to release")
         await next.shutdown()
@@ -320,13 +308,7 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         let first = try fixture.provider()
         let made = try await makeNotes(first)
         let path = "/dav/com.folio.drive/notes.txt"
-        let lock = try await first.client.send(
-            "LOCK", path, headers: [("Timeout", "Second-3600"), ("Depth", "0")], body: .bytes(Data("""
-                <?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>\
-                </D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>
-                """.utf8)))
-        XCTAssertEqual(lock.status, 200)
-        let token = try XCTUnwrap(WebDAVProvider.lockToken(lock.header("lock-token")))
+        let token = try await lockByHand(first, path, owner: "device@killed")
         first.lockBook.took(WebDAVLock(path: path, token: token))
         await first.shutdown()
 
