@@ -16,17 +16,7 @@ extension WebDAVProvider {
         let itemPath = path(parentComponents + [template.name], in: container, folder: isFolder)
         switch template.kind {
         case .directory:
-            let reply = try await client.send("MKCOL", itemPath)
-            if reply.status == 405 {
-                try await requireOwnEarlierAttempt(template, at: itemPath)
-            } else if !WebDAVStatus.succeeded(reply.status),
-                (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil
-            {
-                throw FolioError.exists("\(template.name) already exists on the server")  // a file (Apache: 400)
-            } else if !WebDAVStatus.succeeded(reply.status) {
-                throw WebDAVStatus.error(reply.status, "MKCOL \(itemPath)")
-            }
-            return try await claim(template, at: itemPath, revision: nil, putTag: nil)
+            return try await makeNewFolder(template, at: itemPath, parentComponents: parentComponents)
         case .file, .symlink:
             let traits = try await serverTraits()
             if template.kind == .symlink, !traits.keepsDeadProperties {
@@ -42,6 +32,55 @@ extension WebDAVProvider {
         default:
             throw FolioError.notSupported("\(template.name): a WebDAV remote keeps files, folders and symlinks only")
         }
+    }
+
+    /// The part of ``createItem(_:contents:)`` that makes a folder, staged as a file is (``writeNewFile``): made
+    /// under its hidden name (`MKCOL`), given its id and properties there, and moved to its name under the claim on
+    /// it. A daemon killed between the `MKCOL` and the properties leaves a hidden folder the retry takes up (or the
+    /// delete removes), never a folder at the name without its id, which nobody could tell from another device's.
+    private func makeNewFolder(
+        _ template: RemoteItemTemplate, at itemPath: String, parentComponents: [String]
+    ) async throws -> RemoteItem {
+        let staging = path(parentComponents + [Self.stagingName(template.id)], in: template.container, folder: true)
+        if let found = try await existing(itemPath, depth: 0) {
+            // This create's earlier attempt that got as far as the move (it carries the id), or someone else's.
+            try await requireOwnEarlierAttempt(template, at: itemPath, in: found, staging: staging)
+            return try await claim(template, at: itemPath, revision: nil, putTag: nil)
+        }
+        var place = ItemIndex.Entry(
+            container: template.container, parent: template.parentID, name: template.name, isFolder: true,
+            staged: true)
+        index.record(template.id, place)
+        let made = try await client.send("MKCOL", staging)
+        // 405: made by an earlier attempt (a hidden name of this item's own); its properties are set again.
+        guard WebDAVStatus.succeeded(made.status) || made.status == 405 else {
+            throw WebDAVStatus.error(made.status, "MKCOL \(staging)")
+        }
+        try await setProperties(
+            try await newItemProperties(template, at: staging, revision: nil, putTag: nil), at: staging)
+        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
+            // A file or a folder at the name (Apache answers a folder moved onto a file with 400, not 412).
+            var taken = try await existing(itemPath, depth: 0) != nil
+            if !taken { taken = (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil }
+            if !taken {
+                let moved = try await client.send(
+                    "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
+                if !WebDAVStatus.succeeded(moved.status) {
+                    taken = (try? await existing(itemPath, depth: 0)) != nil
+                    if !taken { throw WebDAVStatus.error(moved.status, "MOVE \(staging)") }
+                }
+            }
+            if taken {
+                _ = try? await client.send("DELETE", staging)
+                index.remove(template.id)
+                throw FolioError.exists("\(template.name) already exists on the server")
+            }
+        }
+        place.staged = nil
+        index.record(template.id, place)
+        let item = try await currentItem(template.id, entry: place)
+        noteOwnFolder(item)
+        return item
     }
 
     /// The part of ``createItem(_:contents:)`` that writes a file. The content goes to a hidden name beside the
@@ -508,7 +547,7 @@ extension WebDAVProvider {
             // A create stopped before it recorded its move: its staged file goes, and the file at the name too if
             // the move landed (it carries the id).
             let staging = path(try components(of: entry.parent, in: container) + [Self.stagingName(id)],
-                in: container, folder: false)
+                in: container, folder: entry.isFolder)
             let reply = try await client.send("DELETE", staging)
             guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
                 throw WebDAVStatus.error(reply.status, "DELETE \(staging)")

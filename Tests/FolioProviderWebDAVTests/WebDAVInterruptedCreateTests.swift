@@ -95,6 +95,53 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 
+    /// The crash battery over Apache found a folder's create killed between its `MKCOL` and its properties: a
+    /// folder at the name without the id, which the retry took for another device's ("already exists", waiting for
+    /// the user for good). A folder is staged as a file is; killed after each of its steps, the retry ends with one
+    /// folder at the name, with the id, and nothing hidden left; the delete of one cut short leaves nothing.
+    func testAFolderCreateCutShortAtAnyStepIsTakenUpByTheRetryOrItsDelete() async throws {
+        for (step, deleteAfter) in [("mkcol", false), ("properties", false), ("move", false), ("mkcol", true),
+                                    ("move", true)] {
+            let name = "folder-\(step)-\(deleteAfter)"
+            let folder = RemoteItemTemplate(
+                id: .generate(), container: .drive, parentID: nil, name: name, kind: .directory,
+                modificationTime: .now(), mode: 0o750, retryTag: "device@new")
+            let first = try provider()
+            _ = try await first.listContainers()
+            first.index.record(folder.id, .init(container: .drive, parent: nil, name: name, isFolder: true, staged: true))
+            let staging = "/dav/com.folio.drive/" + WebDAVProvider.stagingName(folder.id) + "/"
+            let made = try await first.client.send("MKCOL", staging)
+            XCTAssertEqual(made.status, 201)
+            if step != "mkcol" {
+                let kept = try await first.setProperties(["id": folder.id.rawValue, "mode": "750"], at: staging)
+                XCTAssertTrue(kept)
+            }
+            if step == "move" {
+                let moved = try await first.client.send("MOVE", staging, headers: [
+                    ("Destination", first.client.configuration.url("/dav/com.folio.drive/\(name)/")),
+                    ("Overwrite", "F"),
+                ])
+                XCTAssertEqual(moved.status, 201)
+            }
+            await first.shutdown()
+
+            let next = try provider()
+            if deleteAfter {
+                try await next.deleteItem(folder.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+                XCTAssertEqual(try driveNames, [], "\(step): nothing left")
+            } else {
+                let made = try await next.createItem(folder, contents: nil)
+                XCTAssertEqual(made.id, folder.id, step)
+                XCTAssertEqual(try driveNames, [name], "\(step): one folder, nothing hidden")
+                let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+                XCTAssertEqual(listed.map(\.id), [folder.id], step)
+                XCTAssertEqual(listed.first?.mode, 0o750, step)
+                try await next.deleteItem(folder.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+            }
+            await next.shutdown()
+        }
+    }
+
     func testTheDeleteOfACreateCutShortRemovesWhatItLeft() async throws {
         for moved in [false, true] {
             let template = template(moved ? "moved.txt" : "staged.txt")

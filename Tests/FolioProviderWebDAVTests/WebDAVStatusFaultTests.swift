@@ -117,7 +117,9 @@ final class WebDAVStatusFaultTests: XCTestCase {
         let staged = drive + WebDAVProvider.stagingName(ItemID("new-1"))
         server.on("PROPFIND", drive + "new.txt", .answer(404))
         server.on("PUT", staged, .answer(507))
-        server.on("MKCOL", drive + "folder/", .answer(507))
+        server.on("PROPFIND", drive + "folder/", .answer(404))
+        // A new folder is made under its staged name too.
+        server.on("MKCOL", drive + WebDAVProvider.stagingName(ItemID("new-2")) + "/", .answer(507))
         let provider = try fixture.provider()
         let template = RemoteItemTemplate(
             id: ItemID("new-1"), container: .drive, parentID: nil, name: "new.txt", kind: .file,
