@@ -42,7 +42,17 @@ extension WebDAVProvider {
         _ template: RemoteItemTemplate, at itemPath: String, parentComponents: [String]
     ) async throws -> RemoteItem {
         let staging = path(parentComponents + [Self.stagingName(template.id)], in: template.container, folder: true)
-        if let found = try await existing(itemPath, depth: 0) {
+        let found: WebDAVMultistatus?
+        do {
+            found = try await existing(itemPath, depth: 0)
+        } catch {
+            // A file at the name (Apache answers the `PROPFIND` of a file's name with a slash with 400).
+            if (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil {
+                throw FolioError.exists("\(template.name) already exists on the server")
+            }
+            throw error
+        }
+        if let found {
             // This create's earlier attempt that got as far as the move (it carries the id), or someone else's.
             try await requireOwnEarlierAttempt(template, at: itemPath, in: found, staging: staging)
             return try await claim(template, at: itemPath, revision: nil, putTag: nil)
@@ -60,7 +70,7 @@ extension WebDAVProvider {
             try await newItemProperties(template, at: staging, revision: nil, putTag: nil), at: staging)
         try await withNameClaim(template.name, in: parentComponents, container: template.container) {
             // A file or a folder at the name (Apache answers a folder moved onto a file with 400, not 412).
-            var taken = try await existing(itemPath, depth: 0) != nil
+            var taken = (try? await existing(itemPath, depth: 0)) != nil
             if !taken { taken = (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil }
             if !taken {
                 let moved = try await client.send(
@@ -173,7 +183,8 @@ extension WebDAVProvider {
     private func moveEarlierAttempt(
         _ template: RemoteItemTemplate, to itemPath: String, parentComponents: [String]
     ) async throws {
-        guard let earlier = index.entry(template.id), earlier.staged == true, earlier.container == template.container,
+        // Not only while marked staged: a listing that found the moved file recorded its place as listed.
+        guard let earlier = index.entry(template.id), earlier.container == template.container, !earlier.isFolder,
             earlier.parent != template.parentID || earlier.name != template.name,
             let earlierParent = try? components(of: earlier.parent, in: earlier.container)
         else { return }

@@ -82,6 +82,10 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
 
         template.name = "after.txt"
         let next = try provider()
+        // A poll lists the folder before the retry (the suite's battery found this order): the listing records the
+        // file's place as listed, no longer as staged.
+        let before = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(before.map(\.id), [template.id])
         let made = try await next.createItem(template, contents: try content("first draft, renamed"))
         XCTAssertEqual(made.id, template.id)
         XCTAssertEqual(made.name, "after.txt")
