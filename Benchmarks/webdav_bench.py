@@ -154,7 +154,7 @@ DocumentRoot {self.dav_root}
 
         def upload_body():
             started = time.perf_counter()
-            subprocess.run(["curl", "-s", "-f", "-T", big, self.dav_url + "curl-upload.bin"], check=True,
+            subprocess.run(["curl", "-s", "-f", "-o", "/dev/null", "-T", big, self.dav_url + "curl-upload.bin"], check=True,
                            timeout=self.timeout)
             upload.native = size / MiB / (time.perf_counter() - started)
             started = time.perf_counter()
@@ -268,7 +268,7 @@ DocumentRoot {self.dav_root}
             for index in range(5):
                 name = f"{key}-{index}.txt"
                 started = time.perf_counter()
-                subprocess.run(["curl", "-s", "-f", "-T", "-", self.dav_url + "com.folio.drive/" + name],
+                subprocess.run(["curl", "-s", "-f", "-o", "/dev/null", "-T", "-", self.dav_url + "com.folio.drive/" + name],
                                input=b"new", check=True, timeout=60)
                 self.webdav_wait_for(os.path.join(self.dav_mnt, name), limit=30)
                 samples.append(time.perf_counter() - started)
