@@ -68,24 +68,7 @@ extension WebDAVProvider {
         }
         try await setProperties(
             try await newItemProperties(template, at: staging, revision: nil, putTag: nil), at: staging)
-        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
-            // A file or a folder at the name (Apache answers a folder moved onto a file with 400, not 412).
-            var taken = (try? await existing(itemPath, depth: 0)) != nil
-            if !taken { taken = (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil }
-            if !taken {
-                let moved = try await client.send(
-                    "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
-                if !WebDAVStatus.succeeded(moved.status) {
-                    taken = (try? await existing(itemPath, depth: 0)) != nil
-                    if !taken { throw WebDAVStatus.error(moved.status, "MOVE \(staging)") }
-                }
-            }
-            if taken {
-                _ = try? await client.send("DELETE", staging)
-                index.remove(template.id)
-                throw FolioError.exists("\(template.name) already exists on the server")
-            }
-        }
+        try await moveIntoPlace(template, from: staging, to: itemPath, parentComponents: parentComponents)
         place.staged = nil
         index.record(template.id, place)
         let item = try await currentItem(template.id, entry: place)
@@ -139,25 +122,7 @@ extension WebDAVProvider {
             try await setProperties(
                 try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging)
         }
-        // Under the claim on the name, so that two devices creating it at once take turns (a server's check of
-        // `Overwrite: F` and its rename are two steps); a name taken is looked at first, on any server.
-        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
-            var taken = try await existing(itemPath, depth: 0) != nil
-            if !taken {
-                let moved = try await client.send(
-                    "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
-                if !WebDAVStatus.succeeded(moved.status) {
-                    taken = moved.status == 412
-                    if !taken { taken = (try? await existing(itemPath, depth: 0)) != nil }
-                    if !taken { throw WebDAVStatus.error(moved.status, "MOVE \(staging)") }
-                }
-            }
-            if taken {
-                _ = try? await client.send("DELETE", staging)
-                index.remove(template.id)
-                throw FolioError.exists("\(template.name) already exists on the server")
-            }
-        }
+        try await moveIntoPlace(template, from: staging, to: itemPath, parentComponents: parentComponents)
         place.staged = nil
         index.record(template.id, place)
         var item: RemoteItem
@@ -201,6 +166,41 @@ extension WebDAVProvider {
         var place = earlier
         (place.parent, place.name) = (template.parentID, template.name)
         index.record(template.id, place)  // still staged: the retry takes the file at its name as its own
+    }
+
+    /// Moves a new item made under its hidden name (`staging`) to its name (`MOVE`, `Overwrite: F`), under the claim
+    /// on the name, so that two devices creating it at once take turns (a server's check of `Overwrite: F` and its
+    /// rename are two steps); a name taken is looked at first, on any server. Taken: what was staged is removed,
+    /// and `.exists`.
+    private func moveIntoPlace(
+        _ template: RemoteItemTemplate, from staging: String, to itemPath: String, parentComponents: [String]
+    ) async throws {
+        let isFolder = template.kind == .directory
+        try await withNameClaim(template.name, in: parentComponents, container: template.container) {
+            var taken = try await isTaken(itemPath, folder: isFolder)
+            if !taken {
+                let moved = try await client.send(
+                    "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
+                if !WebDAVStatus.succeeded(moved.status) {
+                    taken = moved.status == 412
+                    if !taken { taken = (try? await isTaken(itemPath, folder: isFolder)) ?? false }
+                    if !taken { throw WebDAVStatus.error(moved.status, "MOVE \(staging)") }
+                }
+            }
+            if taken {
+                _ = try? await client.send("DELETE", staging)
+                index.remove(template.id)
+                throw FolioError.exists("\(template.name) already exists on the server")
+            }
+        }
+    }
+
+    /// Whether something is at `itemPath`: for a folder's path, a file or a folder at the name (Apache answers the
+    /// `PROPFIND` of a file's name with a slash with 400, and a folder moved onto a file with 400, not 412).
+    private func isTaken(_ itemPath: String, folder: Bool) async throws -> Bool {
+        guard folder else { return try await existing(itemPath, depth: 0) != nil }
+        if (try? await existing(itemPath, depth: 0)) != nil { return true }
+        return (try? await existing(String(itemPath.dropLast()), depth: 0)) != nil
     }
 
     /// The revision and tag of the file an earlier attempt of this create staged at `staging`, if it is whole: its

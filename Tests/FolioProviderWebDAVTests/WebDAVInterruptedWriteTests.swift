@@ -103,6 +103,20 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         return made
     }
 
+    /// What a daemon killed during a rename of `made` to `renamed.txt` leaves: the move recorded as under way, and
+    /// the `MOVE` landed on the server.
+    private func renameUnanswered(_ provider: WebDAVProvider, _ made: RemoteItem) async throws {
+        var entry = try XCTUnwrap(provider.index.entry(made.id))
+        entry.movingTo = .init(container: .drive, parent: nil, name: "renamed.txt")
+        provider.index.record(made.id, entry)
+        let reply = try await provider.client.send(
+            "MOVE", "/dav/com.folio.drive/notes.txt", headers: [
+                ("Destination", provider.client.configuration.url("/dav/com.folio.drive/renamed.txt")),
+                ("Overwrite", "F"),
+            ])
+        XCTAssertEqual(reply.status, 201)
+    }
+
     /// `LOCK`s `path` through `provider`'s client for an hour, as another writer (`owner`) would: returns its token.
     private func lockByHand(_ provider: WebDAVProvider, _ path: String, owner: String) async throws -> String {
         let lock = try await provider.client.send(
@@ -200,15 +214,7 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         for deleteAfter in [false, true] {
             let first = try fixture.provider()
             let made = try await makeNotes(first)
-            var entry = try XCTUnwrap(first.index.entry(made.id))
-            entry.movingTo = .init(container: .drive, parent: nil, name: "renamed.txt")
-            first.index.record(made.id, entry)
-            let reply = try await first.client.send(
-                "MOVE", "/dav/com.folio.drive/notes.txt", headers: [
-                    ("Destination", first.client.configuration.url("/dav/com.folio.drive/renamed.txt")),
-                    ("Overwrite", "F"),
-                ])
-            XCTAssertEqual(reply.status, 201)
+            try await renameUnanswered(first, made)
             await first.shutdown()
 
             let next = try fixture.provider()
@@ -235,15 +241,7 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         let made = try await makeNotes(first)
         let listed = try await first.enumerateFolder(nil, in: .drive, from: nil, pageSize: 100).items
         XCTAssertEqual(listed.first { $0.id == made.id }?.version, made.version, "in the working set at its name")
-        var entry = try XCTUnwrap(first.index.entry(made.id))
-        entry.movingTo = .init(container: .drive, parent: nil, name: "renamed.txt")
-        first.index.record(made.id, entry)
-        let reply = try await first.client.send(
-            "MOVE", "/dav/com.folio.drive/notes.txt", headers: [
-                ("Destination", first.client.configuration.url("/dav/com.folio.drive/renamed.txt")),
-                ("Overwrite", "F"),
-            ])
-        XCTAssertEqual(reply.status, 201)
+        try await renameUnanswered(first, made)
         await first.shutdown()
 
         let next = try fixture.provider()
