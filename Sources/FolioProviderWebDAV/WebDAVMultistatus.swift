@@ -1,8 +1,5 @@
 import FolioCore
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// A `207 Multi-Status` reply to `PROPFIND` (RFC 4918 §13), read with a real XML parser (namespaces resolved, so
 /// every prefix style servers send is matched by the `DAV:` namespace, never by strings). What a server sends that
@@ -44,13 +41,9 @@ public struct WebDAVMultistatus: Sendable, Equatable {
                 retryable: false)
         }
         let reader = MultistatusReader()
-        let parser = XMLParser(data: body)
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        guard parser.parse(), reader.failure == nil, reader.sawMultistatus, reader.sawEnd else {
-            let why = reader.failure ?? parser.parserError.map { "\($0.localizedDescription)" }
-                ?? (reader.sawMultistatus ? "cut off before its end" : "no multistatus element")
+        reader.read(body)
+        guard reader.failure == nil, reader.sawMultistatus, reader.sawEnd else {
+            let why = reader.failure ?? (reader.sawMultistatus ? "cut off before its end" : "no multistatus element")
             throw FolioError.providerFailure(
                 "the server's PROPFIND reply is not a multistatus: \(why)", retryable: true)
         }

@@ -99,6 +99,14 @@ final class WebDAVMultistatusTests: XCTestCase {
                 <D:multistatus xmlns:D="DAV:"><D:response><D:href>&x;</D:href></D:response></D:multistatus>
                 """),
             ("empty", ""),
+            ("an undefined entity", #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/&x;</D:href>"#
+                + "</D:response></D:multistatus>"),
+            ("tags that do not match", #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/a</D:response>"#
+                + "</D:href></D:multistatus>"),
+            ("a second document after the first", #"<D:multistatus xmlns:D="DAV:"></D:multistatus>"#
+                + #"<D:multistatus xmlns:D="DAV:"></D:multistatus>"#),
+            ("an unbound prefix", #"<D:multistatus><D:response><D:href>/dav/Drive/a</D:href></D:response>"#
+                + "</D:multistatus>"),
             ("a document type after a long comment", "<?xml version=\"1.0\"?><!--" + String(repeating: "x", count: 8000)
                 + #"--><!DOCTYPE m [<!ENTITY a "b">]><D:multistatus xmlns:D="DAV:"></D:multistatus>"#),
         ]
@@ -110,6 +118,27 @@ final class WebDAVMultistatusTests: XCTestCase {
                 XCTAssertTrue(message.contains("PROPFIND reply"), "\(what): \(message)")
             }
         }
+    }
+
+    func testTheParsersOwnErrorIsInTheMessage() {
+        let body = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/a</D:response></D:multistatus>"#
+        XCTAssertThrowsError(try WebDAVMultistatus.parse(Data(body.utf8))) { error in
+            guard case FolioError.providerFailure(let message, retryable: true) = error else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertTrue(message.contains("mismatch") && message.contains("line 1"), message)
+        }
+    }
+
+    func testCharacterReferencesPredefinedEntitiesAndCDATAAreText() throws {
+        let body = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/Drive/a&amp;b%20&#x63;</D:href>"#
+            + #"<D:propstat><D:prop><D:displayname><![CDATA[<one> & two]]></D:displayname>"#
+            + #"<D:getetag>  "e&lt;1"  </D:getetag></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>"#
+            + "</D:response></D:multistatus>"
+        let reply = try WebDAVMultistatus.parse(Data(body.utf8))
+        XCTAssertEqual(reply.responses.map(\.href), ["/dav/Drive/a&b%20c"])
+        XCTAssertEqual(reply.responses.first?.properties.displayName, "<one> & two")
+        XCTAssertEqual(reply.responses.first?.properties.entityTag, #""e<1""#)
     }
 
     func testAReplyOverTheLimitIsRefusedBeforeItIsRead() {
