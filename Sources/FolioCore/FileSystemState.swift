@@ -1,7 +1,13 @@
 /// The in-memory state of the filesystem core, guarded by the core's lock.
 struct State: Sendable {
     var nodes = NodeTable()
-    var children: [UInt64: [String: UInt64]] = [:]
+    var children: [UInt64: [String: UInt64]] = [:] {
+        didSet { childrenVersion &+= 1 }  // no `oldValue`: the dictionary is still changed in place
+    }
+    /// Bumped by every change of `children` or `references`: what ``linkCounts`` computed before is stale.
+    private(set) var childrenVersion: UInt64 = 0
+    /// Folders' link counts computed at a `childrenVersion`.
+    let linkCounts = LinkCountCache()
     var byItemID: [ItemID: UInt64] = [:]
     /// Unlinked nodes that still have open handles.
     var orphans: [UInt64: Node] = [:]
@@ -11,7 +17,9 @@ struct State: Sendable {
     /// When the uploader is woken next because a save's window ends.
     var saveWindowTimer: SaveTracker.Moment?
     /// External references by folder: name → the item each opens.
-    var references: [UInt64: [String: ItemID]] = [:]
+    var references: [UInt64: [String: ItemID]] = [:] {
+        didSet { childrenVersion &+= 1 }  // they take names too (the root's link count looks at them)
+    }
     /// How many references open each item (the item's link count beyond its own name).
     var referenceCounts: [ItemID: Int] = [:]
     /// Conflict versions by item.

@@ -33,14 +33,18 @@ extension FolioFileSystem {
     private func linkCount(of node: Node, state: borrowing State) -> UInt32 {
         guard state.nodes[node.ino] != nil else { return 0 }
         guard node.kind == .directory else { return 1 + UInt32(state.referenceCounts[node.itemID] ?? 0) }
-        var count: UInt32 = 2
-        for child in (state.children[node.ino] ?? [:]).values where state.nodes[child]?.kind == .directory {
-            count += 1
+        return state.linkCounts.count(of: node.ino, at: state.childrenVersion) {
+            var count: UInt32 = 2
+            for child in (state.children[node.ino] ?? [:]).values where state.nodes[child]?.kind == .directory {
+                count += 1
+            }
+            if node.ino == Self.rootIno {
+                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(node.ino, folder.name) {
+                    count += 1
+                }
+            }
+            return count
         }
-        if node.ino == Self.rootIno {
-            for folder in [VirtualFolder.recents, .tags] where !state.isTaken(node.ino, folder.name) { count += 1 }
-        }
-        return count
     }
 
     /// `st_blocks` of a file: what its content takes on this machine (nothing for a placeholder), so `du` of a

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioProviderWebDAV
+import FolioSync
 import Foundation
 
 extension Daemon {
@@ -15,6 +16,9 @@ extension Daemon {
                 "the state folder \(configuration.stateDirectory) was synced with another remote (\(recorded)), "
                     + "not \(identity): give each remote a state folder of its own (--state); nothing was changed")
         }
+        var server = server
+        // A folder listed within the last poll interval is not listed again by the next poll.
+        server.freshListing = configuration.pollInterval ?? RemotePoller.defaultInterval
         let provider = try WebDAVProvider(
             configuration: server, stateFolder: URL(fileURLWithPath: configuration.stateDirectory.string))
         guard recorded == nil else { return .webDAV(provider, identity: identity) }

@@ -18,6 +18,11 @@ public struct WebDAVConfiguration: Sendable {
     /// How many times one call tries a request the server refused for a passing reason (503, 429, a dropped
     /// connection) before it gives the failure to its caller (whose own retries go on forever).
     public var attempts = 3
+    /// A folder whose last listing began less than this long ago (a reader's enumeration, or an earlier look for
+    /// changes) is not listed again by a look for changes: that listing is as fresh as this one would be, and a
+    /// change made after it began is found by the next look. The daemon sets it to the poll interval; zero lists
+    /// every folder of the working set at every look.
+    public var freshListing: Duration = .zero
 
     /// Checks and takes the settings: `url` must be `http` or `https` with a host and no query; Basic
     /// authentication over plain `http` to a host that is not loopback is refused unless `insecure` says so

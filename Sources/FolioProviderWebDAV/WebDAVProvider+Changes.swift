@@ -19,7 +19,8 @@ extension WebDAVProvider {
     /// knows. An anchor of another journal, or one the journal no longer reaches back to, is `.anchorExpired`.
     /// One call lists one level of the working set (``changePasses``), parents before children, and answers with
     /// ``RemoteChanges/moreComing`` while levels are left: the caller shows what a level found before the next is
-    /// listed.
+    /// listed. A folder listed less than ``WebDAVConfiguration/freshListing`` ago is not listed again (a reader's
+    /// enumeration of a big folder is not followed at once by the same `PROPFIND` from the poll).
     public func changes(in container: ContainerID, since anchor: SyncAnchor) async throws -> RemoteChanges {
         let parts = anchor.rawValue.split(separator: ":")
         guard parts.count == 3, parts[0] == "webdav", parts[1] == journal.identity, let generation = Int(parts[2]),
@@ -37,7 +38,8 @@ extension WebDAVProvider {
         }()
         if !levels.isEmpty {
             let listed = journal.listedFolders(container)
-            let folders = levels.removeFirst().filter { listed.contains($0) }
+            let fresh = freshFolders()
+            let folders = levels.removeFirst().filter { listed.contains($0) && !fresh.contains($0) }
             if let error = await relist(folders, in: container) { throw error }  // the next call starts over
         }
         if !levels.isEmpty { changePasses.withLock { $0[container] = levels } }
@@ -47,6 +49,14 @@ extension WebDAVProvider {
             index.remove(id)
         }
         return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now), moreComing: !levels.isEmpty)
+    }
+
+    /// The folders whose last listing began less than ``WebDAVConfiguration/freshListing`` ago.
+    private func freshFolders() -> Set<ItemID> {
+        let window = client.configuration.freshListing
+        guard window > .zero else { return [] }
+        let now = ContinuousClock.now
+        return listingStarts.withLock { starts in Set(starts.filter { now - $0.value < window }.keys) }
     }
 
     /// How many folders are listed at once when looking for changes.

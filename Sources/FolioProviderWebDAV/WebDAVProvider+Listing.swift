@@ -42,6 +42,7 @@ extension WebDAVProvider {
         let components = try components(of: folderID, in: container)
         let folderPath = path(components, in: container, folder: true)
         let startedAt = journal.generation(container)
+        let began = ContinuousClock.now
         let listing = try await propfind(folderPath, depth: 1)
         var children: [RemoteItem] = []
         let hrefs = WebDAVHref.Listing(URL(string: client.configuration.url(folderPath))!)
@@ -68,6 +69,7 @@ extension WebDAVProvider {
             index.recordListed(child.id, .init(
                 container: container, parent: child.parentID, name: child.name, isFolder: child.kind == .directory))
         }
+        listingStarts.withLock { starts in starts[folderID] = max(starts[folderID] ?? began, began) }
         return known
     }
 

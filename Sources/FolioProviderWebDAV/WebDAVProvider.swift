@@ -26,6 +26,8 @@ public final class WebDAVProvider: Provider {
     /// each call of ``changes(in:since:)`` lists one level and answers what it found, so a change near the root
     /// shows before a big folder deeper down is listed.
     let changePasses = Mutex<[ContainerID: [[ItemID]]]>([:])
+    /// When the last listing of each folder began (``WebDAVConfiguration/freshListing``).
+    let listingStarts = Mutex<[ItemID: ContinuousClock.Instant]>([:])
     /// What the server was found to do (``serverTraits()``), once known.
     let traits = Mutex<WebDAVServerTraits?>(nil)
     /// Sends this provider's `LOCK` and `UNLOCK` requests one at a time.

@@ -137,6 +137,23 @@ class PosixDetailsTests: MountTestCase {
         XCTAssertEqual(output, "1 0 [2, 5, 4, 3] True\n")
     }
 
+    /// A folder's link count follows the subfolders that come and go on the remote (the count is kept between
+    /// changes of the tree's names, never past one).
+    func testAFoldersLinkCountFollowsSubfoldersMadeAndRemovedOnTheRemote() throws {
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: fixture.remotePath("counted/one"), withIntermediateDirectories: true)
+        let folder = fixture.mountpoint + "/counted"
+        func links() -> Int? { (try? manager.attributesOfItem(atPath: folder))?[.referenceCount] as? Int }
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { manager.fileExists(atPath: folder) }, "the folder shows")
+        XCTAssertEqual(try manager.contentsOfDirectory(atPath: folder), ["one"])
+        XCTAssertEqual(links(), 3)
+        try manager.createDirectory(atPath: fixture.remotePath("counted/two"), withIntermediateDirectories: true)
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { links() == 4 }, "a subfolder made on the remote: \(String(describing: links()))")
+        try manager.removeItem(atPath: fixture.remotePath("counted/one"))
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { links() == 3 }, "a subfolder removed on the remote: \(String(describing: links()))")
+        XCTAssertEqual(try manager.contentsOfDirectory(atPath: folder), ["two"])
+    }
+
     func testDeviceNodesAreLocalOnly() throws {
         Shell.check("mknod -m 644 '\(fixture.path("null"))' c 1 3 && mknod -m 640 '\(fixture.path("loop"))' b 7 0")
         let described = "stat -c '%F %t:%T %a' '\(fixture.path("null"))' '\(fixture.path("loop"))'"
