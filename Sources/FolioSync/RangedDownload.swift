@@ -59,6 +59,9 @@ final class RangedDownload: RangedContent {
     private let state: Mutex<State>
     private let reporting = Mutex<Void>(())
     private let persisting = Mutex<Persisted>(Persisted())
+    /// Where ``persist()`` runs: its `fdatasync` of what arrived (hundreds of MB on a fast link) holds neither the
+    /// readers a fetch answers nor the next fetch.
+    private let persistQueue = DispatchQueue(label: "folio.ranged-download.persist")
     /// Every byte is here (the fast path of ``contains(_:)``).
     private let isComplete = Atomic<Bool>(false)
 
@@ -437,7 +440,7 @@ final class RangedDownload: RangedContent {
         if case .success = result, isWhole, !hasEnded, !isComplete.load(ordering: .acquiring) { complete() }
         switch result {
         case .success:
-            if !isWhole && !hasEnded { persist() }
+            if !isWhole && !hasEnded { persistQueue.async { [self] in persist() } }
         case .failure(let error):
             if !hasEnded { note(error, range: range) }
         }
