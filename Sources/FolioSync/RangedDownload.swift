@@ -226,7 +226,6 @@ final class RangedDownload: RangedContent {
             for task in tasks { task.cancel() }
             wake?.resume()
             for task in tasks { await task.value }
-            close(descriptor)
             let kept = persisting.withLock { persisted -> Bool in
                 if persisted.outcome == .installed { return true }
                 if persisted.outcome == .pending { persisted.outcome = .abandoned }
@@ -234,6 +233,10 @@ final class RangedDownload: RangedContent {
                 cache.remove(fileName)
                 return false
             }
+            // Closed only once no `persist()` can use it (one still queued finds the outcome settled): a number
+            // reused by another file would be synced in its place, and the record would name bytes never made
+            // durable.
+            close(descriptor)
             if !kept {
                 logger.info(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) cancelled: "
                     + "nobody waits for it (\(present) of \(target.size) bytes were here, \(transferred) fetched)"))
