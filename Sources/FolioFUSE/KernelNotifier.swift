@@ -14,6 +14,9 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     /// Invalidations not sent yet, in order. A burst (a commit per file of an untar) is sent by one drain on
     /// the queue instead of one queued block — and one thread wake-up — each.
     private let pending = Mutex<[PendingInvalidation]>([])
+    /// Remote changes not replayed yet, in order: a burst (a folder's first listing of 10,000 new files) is
+    /// replayed by one drain, which lets the replayer hand the helper many operations at once.
+    private let pendingReplays = Mutex<[ReplayedChange]>([])
     /// The core's inode shown as this mount's root.
     private let rootIno: UInt64
     /// Replays remote changes through the mount (`nil`: not replayed).
@@ -108,9 +111,18 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
 
     func replay(_ change: ReplayedChange) {
         guard let replayer else { return }
+        let first = pendingReplays.withLock { list in
+            list.append(change)
+            return list.count == 1
+        }
+        guard first else { return }
         replayQueue.async { [self] in
+            let changes = pendingReplays.withLock { list in
+                defer { list = [] }
+                return list
+            }
             guard sessionAddress.withLock({ $0 != 0 }) else { return }
-            replayer.perform(change) { parent, name in invalidateEntryNow(parent: parent, name: name) }
+            replayer.perform(changes) { parent, name in invalidateEntryNow(parent: parent, name: name) }
         }
     }
 

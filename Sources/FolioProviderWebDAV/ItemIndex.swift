@@ -10,7 +10,7 @@ import Synchronization
 /// it is loaded, so an item uploaded after a restart is found without listing the remote again.
 final class ItemIndex: Sendable {
     /// One item's place.
-    struct Entry: Codable, Equatable, Sendable {
+    struct Entry: JSONLineWritable, Equatable, Sendable {
         var container: ContainerID
         /// The parent folder, `nil` for the container's root.
         var parent: ItemID?
@@ -37,19 +37,46 @@ final class ItemIndex: Sendable {
             (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
             (self.staged, self.pendingWrite) = (staged, pendingWrite)
         }
+
+        func write(to writer: inout JSONLineWriter) {
+            writer.object { writer in
+                writer.member("container", container)
+                writer.member("parent", parent)
+                writer.member("name", name)
+                writer.member("isFolder", isFolder)
+                writer.member("staged", staged)
+                writer.member("pendingWrite", pendingWrite)
+                writer.member("movingTo", movingTo)
+            }
+        }
     }
 
     /// Where a move takes an item.
-    struct Destination: Codable, Equatable, Sendable {
+    struct Destination: JSONLineWritable, Equatable, Sendable {
         var container: ContainerID
         var parent: ItemID?
         var name: String
+
+        func write(to writer: inout JSONLineWriter) {
+            writer.object { writer in
+                writer.member("container", container)
+                writer.member("parent", parent)
+                writer.member("name", name)
+            }
+        }
     }
 
     /// A line of the file: an entry, or the removal of one (`entry` `nil`).
-    private struct Line: Codable {
+    private struct Line: JSONLineWritable {
         var id: ItemID
         var entry: Entry?
+
+        func write(to writer: inout JSONLineWriter) {
+            writer.object { writer in
+                writer.member("id", id)
+                writer.member("entry", entry)
+            }
+        }
     }
 
     /// A place: container, parent (`nil`: the root) and name.

@@ -48,6 +48,14 @@ final class JSONLinesFile<Line: Codable>: Sendable {
     }
 
     private static func encode(_ lines: [Line]) -> Data {
+        if let writable = lines as? [any JSONLineWritable] {
+            var writer = JSONLineWriter()
+            for line in writable {
+                line.write(to: &writer)
+                writer.newline()
+            }
+            return Data(writer.bytes)
+        }
         let encoder = JSONEncoder()
         var data = Data()
         for line in lines {

@@ -34,6 +34,9 @@ public enum WebDAVHref: Sendable, Equatable {
 
         /// Understands `href`, one of the listing's.
         public func href(_ href: String) throws(FolioError) -> WebDAVHref {
+            // Most servers write the collection's path as it was asked for: then the rest is the member's encoded
+            // name (one trailing `/` for a folder), decoded alone, and the path is not split and decoded whole.
+            if let quick = try sameSpelling(href) { return quick }
             let path: String
             if href.hasPrefix("/") {
                 path = href  // an absolute path, as most servers send: no URL to parse
@@ -57,8 +60,27 @@ public enum WebDAVHref: Sendable, Equatable {
                     "the server named \(href.prefix(200)) in a listing of \(basePath): not one of its members",
                     retryable: false)
             }
+            return try member(named: encodedName)
+        }
+
+        /// `href` understood by its bytes, if it begins with the collection's path spelled as it was asked for and
+        /// the rest has no `/` but one at its end; `nil` otherwise (the general reading then decides). What this
+        /// accepts, the general reading accepts the same way: the same prefix decodes to the same segments.
+        private func sameSpelling(_ href: String) throws(FolioError) -> WebDAVHref? {
+            guard href.utf8.starts(with: basePath.utf8), basePath.utf8.last == UInt8(ascii: "/") else { return nil }
+            var rest = href.utf8.dropFirst(basePath.utf8.count)
+            if rest.isEmpty { return .collection }
+            if rest.last == UInt8(ascii: "/") { rest = rest.dropLast() }
+            guard !rest.isEmpty, !rest.contains(UInt8(ascii: "/")) else { return nil }
+            let encodedName = Substring(rest)
+            return try member(named: encodedName)
+        }
+
+        /// The member whose encoded name is `encodedName`, if that decodes to a name (not empty, `.` or `..`, and
+        /// without a `/` or a NUL).
+        private func member(named encodedName: Substring) throws(FolioError) -> WebDAVHref {
             guard let name = WebDAVHref.percentDecoded(encodedName), !name.isEmpty, name != ".", name != "..",
-                !name.contains("/"), !name.contains("\0")
+                !name.utf8.contains(UInt8(ascii: "/")), !name.utf8.contains(0)
             else {
                 throw FolioError.providerFailure(
                     "the server named a member \(encodedName.prefix(200)) of \(basePath) that cannot be a name",
@@ -86,6 +108,23 @@ public enum WebDAVHref: Sendable, Equatable {
         if !href.hasPrefix("/"), let url = URL(string: href), url.scheme != nil { path = url.path(percentEncoded: true) }
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         return segments(path)
+    }
+
+    /// A key equal for two `href`s exactly when ``resource(_:)`` gives both the same segments (a listing checks
+    /// that no resource is named twice): an absolute path without a `%` is its own key, trailing `/`s aside, and is
+    /// not split; other `href`s join their decoded segments with `/` (or, if one holds a decoded `/`, with a NUL
+    /// after a leading NUL, which no path written in XML holds). `nil` for an `href` that does not decode.
+    static func resourceKey(_ href: String) -> String? {
+        if href.utf8.first == UInt8(ascii: "/"), !href.utf8.contains(UInt8(ascii: "%")) {
+            var path = Substring(href)
+            while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+            return String(path)
+        }
+        guard let segments = resource(href) else { return nil }
+        if segments.contains(where: { $0.utf8.contains(UInt8(ascii: "/")) }) {
+            return "\u{0}" + segments.joined(separator: "\u{0}")
+        }
+        return segments.joined(separator: "/")
     }
 
     /// The decoded segments of the encoded path `path`, split at its literal `/`s only: an encoded slash (`%2F`)

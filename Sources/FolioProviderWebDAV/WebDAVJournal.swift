@@ -29,7 +29,7 @@ final class WebDAVJournal: Sendable {
         var changed: Int
     }
 
-    private struct Line: Codable {
+    private struct Line: JSONLineWritable {
         var container: ContainerID
         var generation: Int
         var item: RemoteItem?
@@ -37,6 +37,18 @@ final class WebDAVJournal: Sendable {
         var listed: ItemID?
         var unlisted: ItemID?
         var journal: String?
+
+        func write(to writer: inout JSONLineWriter) {
+            writer.object { writer in
+                writer.member("container", container)
+                writer.member("generation", generation)
+                writer.member("item", item)
+                writer.member("deleted", deleted)
+                writer.member("listed", listed)
+                writer.member("unlisted", unlisted)
+                writer.member("journal", journal)
+            }
+        }
     }
 
     /// Which journal anchors belong to (a fresh one after the state folder was lost).

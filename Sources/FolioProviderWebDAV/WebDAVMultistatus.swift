@@ -54,10 +54,10 @@ public struct WebDAVMultistatus: Sendable, Equatable {
                 "the server's PROPFIND reply is not a multistatus: content after the end of the multistatus",
                 retryable: true)
         }
-        var named = Set<[String]>()
+        var named = Set<String>()
         for response in reader.responses {
             // An href that does not decode is refused where it is understood (``WebDAVHref``).
-            guard let resource = WebDAVHref.resource(response.href) else { continue }
+            guard let resource = WebDAVHref.resourceKey(response.href) else { continue }
             guard named.insert(resource).inserted else {
                 // Two items of one name in a folder cannot be; which of the two is right cannot be known.
                 throw FolioError.providerFailure(

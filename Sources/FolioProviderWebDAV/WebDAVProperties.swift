@@ -58,11 +58,40 @@ public struct WebDAVProperties: Sendable, Equatable {
     /// seconds); the obsolete ones through formatters made once.
     public static func httpDate(_ text: String) -> Date? {
         // Read from a listing, the text comes trimmed: only other text pays for `trimmingCharacters`.
+        if let date = fixedLengthIMFdate(text) { return date }
         let padded = (text.first?.isWhitespace ?? false) || (text.last?.isWhitespace ?? false)
         let trimmed = padded ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if let date = imfFixdate(trimmed) { return date }
         return obsoleteFormatters.withLock { formatters in
             formatters.lazy.compactMap { $0.date(from: trimmed) }.first
+        }
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` exactly as RFC 9110 writes it (29 bytes, two-digit fields), read from its
+    /// bytes; `nil` for anything else (``imfFixdate(_:)`` then reads it).
+    static func fixedLengthIMFdate(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20,
+                bytes[11] == 0x20, bytes[16] == 0x20, bytes[19] == UInt8(ascii: ":"),
+                bytes[22] == UInt8(ascii: ":"), bytes[25] == 0x20, bytes[26] == UInt8(ascii: "G"),
+                bytes[27] == UInt8(ascii: "M"), bytes[28] == UInt8(ascii: "T")
+            else { return nil }
+            func number(_ start: Int, _ count: Int) -> Int? {
+                var value = 0
+                for index in start..<(start + count) {
+                    let digit = Int(bytes[index]) - 48
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            let monthName = (Int(bytes[8]) << 16) | (Int(bytes[9]) << 8) | Int(bytes[10])
+            guard let day = number(5, 2), let year = number(12, 4), let hour = number(17, 2),
+                let minute = number(20, 2), let second = number(23, 2),
+                let month = monthCodes.firstIndex(of: monthName).map({ $0 + 1 })
+            else { return nil }
+            return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         }
     }
 
@@ -74,8 +103,14 @@ public struct WebDAVProperties: Sendable, Equatable {
             let month = months.firstIndex(of: String(fields[2])).map({ $0 + 1 })
         else { return nil }
         let clock = fields[4].split(separator: ":")
-        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-            (1...31).contains(day), (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second)
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2])
+        else { return nil }
+        return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// The date of a checked civil date and time in GMT, or `nil` for a field out of its range.
+    private static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...31).contains(day), (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second)
         else { return nil }
         // Days from 1970-01-01 to the date (Howard Hinnant's days-from-civil).
         let shifted = month <= 2 ? year - 1 : year
@@ -88,6 +123,8 @@ public struct WebDAVProperties: Sendable, Equatable {
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    /// The three bytes of each month's name, as one number.
+    private static let monthCodes = months.map { name in name.utf8.reduce(0) { $0 << 8 | Int($1) } }
 
     /// Formatters of every form, the usual one first (for what the hand-written reader does not take).
     private static let obsoleteFormatters = Mutex<[DateFormatter]>(

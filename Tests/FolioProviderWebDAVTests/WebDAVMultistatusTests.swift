@@ -1,5 +1,5 @@
 import FolioCore
-import FolioProviderWebDAV
+@testable import FolioProviderWebDAV
 import Foundation
 import XCTest
 
@@ -155,7 +155,7 @@ final class WebDAVMultistatusTests: XCTestCase {
         let refused = [
             "/dav/Drive/..", "/dav/Drive/%2e%2e", "/dav/Drive/a%2Fb", "/dav/Drive/a%00b", "/dav/Other/a",
             "/dav/Drive/sub/deeper", "http://evil.example/dav/Drive/a", "https://127.0.0.1:8080/dav/Drive/a",
-            "/dav/Drive/.",
+            "/dav/Drive/.", "/dav/Drive//", "/dav/Drive/a//", "/dav/Drive/%zz", "/dav/Drive/%C3",
         ]
         for href in refused {
             XCTAssertThrowsError(try WebDAVHref(href, listing: base), href) { error in
@@ -170,6 +170,45 @@ final class WebDAVMultistatusTests: XCTestCase {
         XCTAssertEqual(try WebDAVHref("/dav/My Drive/", listing: spaced), .collection, "encoded differently")
         XCTAssertThrowsError(try WebDAVHref("/dav/My%20drive/", listing: spaced), "names keep their case")
         XCTAssertEqual(try WebDAVHref("/dav/My Drive/x%41", listing: spaced), .member("xA"))
+    }
+
+    /// Two `href`s have one key exactly when they name one resource, whatever their encoding.
+    func testTheKeyOfAResourceIsTheSameForEveryEncodingOfItsPath() {
+        let hrefs = [
+            "/dav/a b", "/dav/a%20b", "/dav/a%20b/", "/dav/a b//", "http://127.0.0.1:8080/dav/a%20b", "/dav/a/b",
+            "/dav/a%2Fb", "/dav/a%2fb/", "/dav/", "/dav", "/", "//", "/dav/%C3%A9", "/dav/é", "/dav/x%00", "dav/a b",
+        ]
+        for one in hrefs {
+            for other in hrefs {
+                let same = WebDAVHref.resource(one) == WebDAVHref.resource(other)
+                XCTAssertEqual(WebDAVHref.resourceKey(one) == WebDAVHref.resourceKey(other), same, "\(one) and \(other)")
+            }
+        }
+        XCTAssertNil(WebDAVHref.resourceKey("/dav/%zz"))
+    }
+
+    /// An `href` that spells the collection's path as it was asked for is read by its bytes; one spelled otherwise
+    /// by its decoded segments. Both readings give the same answer for every `href`.
+    func testAnHrefReadsTheSameWhateverTheSpellingOfTheCollection() {
+        let asAsked = WebDAVHref.Listing(URL(string: "http://127.0.0.1:8080/dav/Drive/")!)
+        let spelledOtherwise = WebDAVHref.Listing(URL(string: "http://127.0.0.1:8080/dav/%44rive/")!)
+        let hrefs = [
+            "/dav/Drive/", "/dav/Drive", "/dav/Drive//", "/dav/Drive/a", "/dav/Drive/a/", "/dav/Drive/a//",
+            "/dav/Drive/a%20b", "/dav/Drive/caf%C3%A9/", "/dav/Drive/..", "/dav/Drive/%2E", "/dav/Drive/a%2Fb",
+            "/dav/Drive/a%00", "/dav/Drive/%", "/dav/Drive/%C3", "/dav/Drive/a/b", "/dav/Drivex/a", "/dav/Other/a",
+            "http://127.0.0.1:8080/dav/Drive/a", "http://evil.example/dav/Drive/a", "Drive/a", "",
+        ]
+        for href in hrefs {
+            let quick = Result { () throws(FolioError) in try asAsked.href(href) }
+            let general = Result { () throws(FolioError) in try spelledOtherwise.href(href) }
+            switch (quick, general) {
+            case (.success(let one), .success(let other)): XCTAssertEqual(one, other, href)
+            case (.failure, .failure): break
+            default: XCTFail("\(href): \(quick) against \(general)")
+            }
+        }
+        XCTAssertEqual(try asAsked.href("/dav/Drive/a%20b"), .member("a b"))
+        XCTAssertEqual(try asAsked.href("/dav/Drive/"), .collection)
     }
 }
 
@@ -187,7 +226,16 @@ final class HTTPDateTests: XCTestCase {
         XCTAssertEqual(
             WebDAVProperties.httpDate("Sunday, 06-Nov-94 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777, "RFC 850")
         XCTAssertEqual(WebDAVProperties.httpDate("Sun Nov  6 08:49:37 1994")?.timeIntervalSince1970, 784_111_777, "asctime")
-        for bad in ["", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT"] {
+        // Any second of two centuries, as a formatter writes it, reads back to itself.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: -2_208_988_800...4_102_444_800, using: &generator)))
+            XCTAssertEqual(WebDAVProperties.httpDate(formatter.string(from: date)), date, formatter.string(from: date))
+        }
+        XCTAssertEqual(WebDAVProperties.httpDate(" Sun, 06 Nov 1994 08:49:37 GMT\n")?.timeIntervalSince1970, 784_111_777)
+        XCTAssertEqual(WebDAVProperties.httpDate("Sun, 6 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777)
+        for bad in ["", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
+                    "Sun, 06 Now 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:3x GMT"] {
             XCTAssertNil(WebDAVProperties.httpDate(bad), bad)
         }
     }
