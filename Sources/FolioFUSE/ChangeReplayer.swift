@@ -197,10 +197,21 @@ final class ChangeReplayer: Sendable {
         }
         let answers = send(steps.map(\.operation), script)
         guard steps.count > 1 else { return }
-        for (step, answer) in zip(steps, answers) where answer == EEXIST || answer == ENOENT {
-            for name in step.invalidations { invalidate(name.parent, name.name) }
-            _ = send([step.operation], step.script)
+        for (step, answer) in zip(steps, answers) where Self.raced(answer) {
+            // Alone, the window is one operation wide; a reader walking the folder can still hit it, so a few times.
+            for _ in 0..<Self.attemptsAlone {
+                for name in step.invalidations { invalidate(name.parent, name.name) }
+                guard Self.raced(send([step.operation], step.script).first ?? nil) else { break }
+            }
         }
+    }
+
+    /// How many times an operation that raced with a lookup in its batch is made again alone at most.
+    static let attemptsAlone = 3
+
+    /// Whether an answer says the kernel had the name cached again (looked up by another process meanwhile).
+    private static func raced(_ answer: Int32?) -> Bool {
+        answer == EEXIST || answer == ENOENT
     }
 
     /// Whether a program can be watching one of `inos`: an inode the kernel never looked up (a folder nobody

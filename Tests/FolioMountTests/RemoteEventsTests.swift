@@ -131,6 +131,39 @@ class RemoteEventsTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0)
     }
 
+    /// A folder that appears on the remote with 1,000 files: its first listing replays 1,000 creations, handed to
+    /// the helper in batches, while another process lists the folder over and over (each listing puts the names
+    /// back in the kernel's cache, so an operation of a batch can find its name there: it is made again alone).
+    /// A watcher of the folder sees every creation. Three rounds.
+    func testEveryFileOfAFolderThatAppearedIsCreatedForItsWatcherWhileAReaderWalksIt() throws {
+        for round in 1...3 {
+            let folder = "crowd\(round)"
+            let staging = fixture.root + "/staging-\(round)"
+            Shell.check("mkdir '\(staging)' && cd '\(staging)' && for i in $(seq -w 1 1000); do echo $i > f$i; done")
+            Shell.check("mv '\(staging)' '\(fixture.remotePath(folder))'")  // the folder appears whole
+            XCTAssertTrue(Shell.waitUntil(timeout: 15) {
+                FileManager.default.fileExists(atPath: self.fixture.path(folder))
+            }, "round \(round): the folder appears")
+            // A watch on the folder needs only its lookup: the folder is not listed yet.
+            let watcher = try InotifyWatcher(
+                ["--format", "%e %w%f", fixture.path(folder)], base: fixture.mountpoint, directory: fixture.root)
+            let reader = Process()
+            reader.executableURL = URL(fileURLWithPath: "/bin/bash")
+            reader.arguments = ["-c", "for i in $(seq 1 200); do ls -l '\(fixture.path(folder))' > /dev/null; done"]
+            try reader.run()
+            defer {
+                if reader.isRunning { reader.terminate() }
+                reader.waitUntilExit()
+                watcher.stop()
+            }
+            let wanted = Set((1...1000).map { String(format: "CREATE \(folder)/f%04d", $0) })
+            let all = Shell.waitUntil(timeout: 60) { wanted.isSubset(of: Set(watcher.events)) }
+            let missing = wanted.subtracting(watcher.events)
+            XCTAssertTrue(all, "round \(round): \(missing.count) creations not seen, as \(missing.sorted().prefix(5))")
+        }
+        XCTAssertEqual(fixture.pendingUploads, 0, "the replays uploaded nothing")
+    }
+
     func testTheHelperOutlivesAQuietSpellAndAKill() throws {
         try startWatching()
         Shell.check("echo 1 > '\(fixture.remotePath("first.txt"))'")
