@@ -56,6 +56,13 @@ public protocol Provider: Sendable {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> RemoteItem
 
+    /// Whether the bytes a ranged ``fetchContents(of:in:version:range:to:progress:)`` has reported through
+    /// `progress` are final as soon as they are reported: written in order from the range's start, and of the
+    /// version asked for (checked before the first byte was written), so readers may use them before the call
+    /// returns. A provider that checks the version after copying says `false` (the default): its bytes count only
+    /// once the call succeeded.
+    var reportsFinalBytesInOrder: Bool { get }
+
     /// The metadata of one item now; `.notFound` if the container no longer has it.
     func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem
 
@@ -95,6 +102,9 @@ public protocol Provider: Sendable {
 extension Provider {
     /// Providers without push are polled.
     public func changeNotifications() -> AsyncStream<Void>? { nil }
+
+    /// Bytes count once the ranged fetch that wrote them succeeded.
+    public var reportsFinalBytesInOrder: Bool { false }
 
     /// One ``createItem(_:contents:)`` call per create, all at once.
     ///

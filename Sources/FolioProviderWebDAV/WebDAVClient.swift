@@ -31,6 +31,8 @@ public final class WebDAVClient: Sendable {
     public let configuration: WebDAVConfiguration
     private let http: HTTPClient
     private let authorization: String?
+    /// The event loop downloads run on (see ``download(_:headers:range:to:accept:progress:)``).
+    private let downloadLoop: any EventLoop
 
     /// Makes a client; `configuration.caFile` must be a readable PEM file.
     public init(configuration: WebDAVConfiguration) throws(FolioError) {
@@ -52,6 +54,7 @@ public final class WebDAVClient: Sendable {
         // that is down would take half a minute to be found offline.
         settings.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        downloadLoop = http.eventLoopGroup.next()
         if let user = configuration.user {
             authorization = "Basic " + Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
         } else {
@@ -137,66 +140,38 @@ public final class WebDAVClient: Sendable {
     /// is a ``PartialDownload`` saying how far it got, so the caller goes on from there.
     func download(
         _ path: String, headers: [(String, String)], range: Range<Int64>?, to destination: FilePath,
-        accept: @Sendable (WebDAVResponse) throws(FolioError) -> Void = { _ in },
+        accept: @escaping @Sendable (WebDAVResponse) throws(FolioError) -> Void = { _ in },
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> (response: WebDAVResponse, written: Int64) {
         var all = headers
         if let range { all.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        var written: Int64 = 0
+        let writer = BodyToFile(range: range, destination: destination, path: path, accept: accept, progress: progress)
         do {
-            let response = try await execute("GET", path, headers: all, body: .none)
-            let answer = WebDAVResponse(
-                status: Int(response.status.code), headers: Self.headers(response), body: Data())
-            guard answer.status == 200 || answer.status == 206 else {
-                _ = try? await response.body.collect(upTo: 64 << 10)  // an error page
-                return (answer, 0)
+            var request = try HTTPClient.Request(url: configuration.url(path), method: .GET)
+            for (name, value) in requestHeaders("GET", path, all) { request.headers.add(name: name, value: value) }
+            // No deadline for the whole body (a big file takes what it takes): the client's read time-out ends a
+            // server that stops sending. The writer runs on its connection's own event loop (one of the group's,
+            // always the same for downloads, so their connections are reused): on another, each part would wake
+            // that loop's thread.
+            let task = http.execute(
+                request: request, delegate: writer, eventLoop: .delegateAndChannel(on: downloadLoop))
+            try await withTaskCancellationHandler {
+                try await task.get()
+            } onCancel: {
+                task.cancel()
             }
-            try accept(answer)  // a refused body is never read: its connection is closed with the response
-            var skip: Int64 = 0
-            let offset = range?.lowerBound ?? 0
-            if let range, answer.status == 206 {
-                guard let start = Self.contentRangeStart(answer.header("content-range")), start == range.lowerBound
-                else {
-                    throw FolioError.providerFailure(
-                        "the server answered GET \(path) bytes \(range) with another range "
-                            + "(\(answer.header("content-range") ?? "none"))", retryable: true)
-                }
-            } else if let range {
-                skip = range.lowerBound  // the server ignored Range: the whole file comes
-            }
-            let limit = range.map { $0.upperBound - $0.lowerBound }
-            let descriptor = try SystemPackage.FileDescriptor.open(
-                destination, .writeOnly, options: [.create], permissions: [.ownerReadWrite])
-            defer { try? descriptor.close() }
-            for try await var chunk in response.body {
-                try Task.checkCancellation()
-                if skip > 0 {
-                    let dropped = min(Int64(chunk.readableBytes), skip)
-                    chunk.moveReaderIndex(forwardBy: Int(dropped))
-                    skip -= dropped
-                }
-                if let limit, written + Int64(chunk.readableBytes) > limit {
-                    chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(limit - written)) ?? ByteBuffer()
-                }
-                if chunk.readableBytes > 0 {
-                    let at = offset + written
-                    _ = try chunk.withUnsafeReadableBytes { bytes in
-                        try descriptor.writeAll(toAbsoluteOffset: at, bytes)
-                    }
-                    written += Int64(chunk.readableBytes)
-                    progress(written)
-                }
-                if let limit, written >= limit { break }
-            }
-            return (answer, written)
+            guard let answer = writer.answer else { throw FolioError.io("GET \(path) ended without an answer") }
+            return (answer, writer.written)
         } catch let error as FolioError {
             throw error
-        } catch is CancellationError {
-            throw FolioError.interrupted("GET \(path) cancelled")
         } catch let error as Errno {
             throw FolioError.system(error, "writing \(destination)")
+        } catch let error as HTTPClientError where error == .cancelled || Task.isCancelled {
+            throw FolioError.interrupted("GET \(path) cancelled")
+        } catch is CancellationError {
+            throw FolioError.interrupted("GET \(path) cancelled")
         } catch {
-            throw PartialDownload(written: written, failure: Self.failure(error, method: "GET"))
+            throw PartialDownload(written: writer.written, failure: Self.failure(error, method: "GET"))
         }
     }
 
@@ -245,10 +220,7 @@ public final class WebDAVClient: Sendable {
     ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: configuration.url(path))
         request.method = HTTPMethod(rawValue: method)
-        for (name, value) in headers + WebDAVLock.headers(method, path) {
-            request.headers.add(name: name, value: value)
-        }
-        if let authorization { request.headers.replaceOrAdd(name: "Authorization", value: authorization) }
+        for (name, value) in requestHeaders(method, path, headers) { request.headers.add(name: name, value: value) }
         switch body {
         case .none:
             break
@@ -264,6 +236,11 @@ public final class WebDAVClient: Sendable {
             request.body = .stream(FileChunks(file: file), length: .known(size))
         }
         return try await http.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
+    }
+
+    /// The headers a request carries: `headers`, the lock tokens of ``WebDAVLock`` and the credentials.
+    private func requestHeaders(_ method: String, _ path: String, _ headers: [(String, String)]) -> [(String, String)] {
+        headers + WebDAVLock.headers(method, path) + (authorization.map { [("Authorization", $0)] } ?? [])
     }
 
     /// `duration` for NIO, to the nanosecond (a time-out under a second stays one).

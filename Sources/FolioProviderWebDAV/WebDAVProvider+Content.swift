@@ -20,6 +20,10 @@ extension WebDAVProvider {
         return item
     }
 
+    /// A download writes its bytes in order from the range's start, and only once the answer's ETag was found to
+    /// be the version asked for (``download(_:range:to:progress:)``): what it reported is final.
+    public var reportsFinalBytesInOrder: Bool { true }
+
     /// Downloads the bytes `range` of the file into `destination` at their offsets.
     public func fetchContents(
         of id: ItemID, in container: ContainerID, version: String, range: Range<Int64>, to destination: FilePath,

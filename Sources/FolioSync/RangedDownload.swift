@@ -10,7 +10,9 @@ import SystemPackage
 /// chunks (``chunkSize``), as their own provider calls; the rest arrives in the background from the first open
 /// on, sequentially, in steps growing from one chunk with the throughput (``backgroundStepDuration``).
 /// Readers of the same bytes share one fetch. Bytes count as here only once the provider call that fetched them
-/// succeeded (it checks the version after copying): a version changed meanwhile never mixes into the file.
+/// succeeded (it checks the version after copying): a version changed meanwhile never mixes into the file. A
+/// provider that checks the version before writing and writes in order (``Provider/reportsFinalBytesInOrder``,
+/// WebDAV) has its bytes counted as it reports them, so a reader follows a big background step as it arrives.
 /// A failed fetch fails the reads that wait for it and leaves its range missing, fetched again by the next read
 /// (a failed background step stops the background until a read succeeds again, and fails whole-file waiters).
 ///
@@ -34,6 +36,13 @@ final class RangedDownload: RangedContent {
     /// How long one background fetch should take: its size follows the throughput seen (doubling at most), so
     /// the latency of each call is paid seldom on a fast link and a slow one never holds a read long.
     static let backgroundStepDuration = 0.5
+    /// The background step when its bytes are followed as they arrive: the whole gap (the rest of the file, in
+    /// one request: a step that ends lets readers overtake the background with requests of their own until the next
+    /// one begins).
+    static let followedStep: Int64 = .max / 2
+    /// How far ahead of a followed background fetch's front a read still waits for it (see
+    /// ``State/waitedFor(followed:)``).
+    static let followedLookahead: Int64 = 32 << 20
     /// How often what is here is recorded at most (each record costs an `fdatasync`).
     static let persistInterval: Duration = .milliseconds(500)
 
@@ -64,6 +73,9 @@ final class RangedDownload: RangedContent {
     private let persistQueue = DispatchQueue(label: "folio.ranged-download.persist")
     /// Every byte is here (the fast path of ``contains(_:)``).
     private let isComplete = Atomic<Bool>(false)
+    /// The provider's bytes count as they are reported (``Provider/reportsFinalBytesInOrder``): a read waits only
+    /// for its own bytes, not for the end of the fetch that brings them.
+    private let providerReportsFinalBytes: Bool
 
     /// What `persisting` guards.
     private struct Persisted {
@@ -135,6 +147,23 @@ final class RangedDownload: RangedContent {
             return busy
         }
 
+        /// The bytes a read waits for rather than fetching them itself: those here, those of fetches whose bytes
+        /// count only at their end, and, of a background fetch whose bytes count as they come
+        /// (`followed`), only the next ``RangedDownload/followedLookahead`` bytes after what it brought so far (a
+        /// read further on is not kept waiting for a step of 256 MiB to get there).
+        func waitedFor(followed: Bool) -> ByteRanges {
+            var busy = present
+            for (id, fetch) in fetches where fetch.task?.isCancelled != true {
+                if followed && fetch.isBackground {
+                    let front = fetch.range.lowerBound + (transferredByFetch[id] ?? 0)
+                    busy.insert(fetch.range.lowerBound..<min(fetch.range.upperBound, front + followedLookahead))
+                } else {
+                    busy.insert(fetch.range)
+                }
+            }
+            return busy
+        }
+
         mutating func allocateID() -> UInt64 {
             defer { nextID += 1 }
             return nextID
@@ -149,6 +178,7 @@ final class RangedDownload: RangedContent {
     ) throws(FolioError) {
         self.target = target
         self.provider = provider
+        providerReportsFinalBytes = provider.reportsFinalBytesInOrder
         self.fileSystem = fileSystem
         self.logger = logger
         self.ended = ended
@@ -172,7 +202,11 @@ final class RangedDownload: RangedContent {
         self.fileName = fileName
         path = cache.path(of: fileName)
         descriptor = try cache.openForWriting(fileName)
-        state = Mutex(State(present: present))
+        var initial = State(present: present)
+        // Followed as they arrive, a step's bytes keep no reader waiting for its end: the background asks for the
+        // whole gap at once (one long GET instead of a ramp of short ones that readers overtake).
+        if providerReportsFinalBytes { initial.backgroundStepSize = Self.followedStep }
+        state = Mutex(initial)
     }
 
     // MARK: Interest
@@ -282,7 +316,7 @@ final class RangedDownload: RangedContent {
             if state.present.contains(range) { return .ready }
             state.waiters[id] = Waiter(range: range, continuation: continuation)
             // The missing bytes nobody fetches yet, in whole chunks, are fetched now, before the background.
-            var busy = state.busy
+            var busy = state.waitedFor(followed: providerReportsFinalBytes)
             for piece in busy.missing(in: range) {
                 let lower = piece.lowerBound / Self.chunkSize * Self.chunkSize
                 let upper = min((piece.upperBound + Self.chunkSize - 1) / Self.chunkSize * Self.chunkSize, size)
@@ -390,18 +424,37 @@ final class RangedDownload: RangedContent {
             _ = try await provider.fetchContents(
                 of: target.itemID, in: target.container, version: target.version, range: range, to: path
             ) { [self] done in
-                state.withLock { state in
+                let arrived = state.withLock { state -> [Waiter] in
                     let before = state.transferredByFetch[id] ?? 0
-                    if done > before {
-                        state.transferred += done - before
-                        state.transferredByFetch[id] = done
-                    }
+                    guard done > before else { return [] }
+                    state.transferred += done - before
+                    state.transferredByFetch[id] = done
+                    guard providerReportsFinalBytes else { return [] }
+                    return bytesArrived(range.lowerBound..<min(range.lowerBound + done, range.upperBound), state: &state)
                 }
+                for waiter in arrived { waiter.continuation.resume() }
             }
             return .success(())
         } catch {
             return .failure(FolioError(error))
         }
+    }
+
+    /// Counts `bytes`, reported final by the provider while its call runs, as here, and returns the reads they
+    /// answer (the caller holds the lock). The last missing bytes are left to ``finish(_:range:result:)``: the file
+    /// becomes the item's content before a reader can see them.
+    private func bytesArrived(_ bytes: Range<Int64>, state: inout State) -> [Waiter] {
+        guard !state.hasEnded, !bytes.isEmpty, !state.present.contains(bytes) else { return [] }
+        var present = state.present
+        present.insert(bytes)
+        guard !present.contains(0..<size) else { return [] }
+        state.present = present
+        var answered: [Waiter] = []
+        for (waiterID, waiter) in state.waiters where present.contains(waiter.range) {
+            answered.append(waiter)
+            state.waiters[waiterID] = nil
+        }
+        return answered
     }
 
     /// Records the end of fetch `id`: its bytes are here, or it failed (the reads waiting for it fail).
@@ -530,12 +583,14 @@ final class RangedDownload: RangedContent {
                 report()
                 let started = ContinuousClock.now
                 let result = await fetch(id, range: range)
-                if case .success = result { adaptStep(after: range, took: ContinuousClock.now - started) }
+                if case .success = result, !providerReportsFinalBytes {
+                    adaptStep(after: range, took: ContinuousClock.now - started)
+                }
                 if case .failure(let error) = result {
                     // The background stops (a read that succeeds starts it again); whole-file waiters fail.
                     let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
                         state.backgroundTask = nil
-                        state.backgroundStepSize = Self.chunkSize
+                        state.backgroundStepSize = providerReportsFinalBytes ? Self.followedStep : Self.chunkSize
                         let waiters = Array(state.wholeWaiters.values)
                         state.wholeWaiters = [:]
                         return waiters
