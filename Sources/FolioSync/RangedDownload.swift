@@ -40,6 +40,8 @@ final class RangedDownload: RangedContent {
     /// one request: a step that ends lets readers overtake the background with requests of their own until the next
     /// one begins).
     static let followedStep: Int64 = .max / 2
+    /// How many bytes counted as they arrive make the core hear of them again.
+    static let progressStep: Int64 = 8 << 20
     /// How far ahead of a followed background fetch's front a read still waits for it (see
     /// ``State/waitedFor(followed:)``).
     static let followedLookahead: Int64 = 32 << 20
@@ -128,6 +130,8 @@ final class RangedDownload: RangedContent {
         var wasInterrupted = false
         /// Wakes the background when it waits for fetches of others.
         var backgroundWake: CheckedContinuation<Void, Never>?
+        /// The bytes here when the core was last told of bytes counted as they arrived.
+        var presentTold: Int64 = 0
         /// Bytes the provider wrote for this download (fetches that failed or were cancelled included).
         var transferred: Int64 = 0
         var transferredByFetch: [UInt64: Int64] = [:]
@@ -424,14 +428,21 @@ final class RangedDownload: RangedContent {
             _ = try await provider.fetchContents(
                 of: target.itemID, in: target.container, version: target.version, range: range, to: path
             ) { [self] done in
-                let arrived = state.withLock { state -> [Waiter] in
+                let (arrived, tell) = state.withLock { state -> ([Waiter], Bool) in
                     let before = state.transferredByFetch[id] ?? 0
-                    guard done > before else { return [] }
+                    guard done > before else { return ([], false) }
                     state.transferred += done - before
                     state.transferredByFetch[id] = done
-                    guard providerReportsFinalBytes else { return [] }
-                    return bytesArrived(range.lowerBound..<min(range.lowerBound + done, range.upperBound), state: &state)
+                    guard providerReportsFinalBytes else { return ([], false) }
+                    let arrived = bytesArrived(
+                        range.lowerBound..<min(range.lowerBound + done, range.upperBound), state: &state)
+                    // The core hears of the bytes here every few MiB (`user.folio.progress` moves during one long
+                    // fetch), not at every part.
+                    let tell = state.present.count - state.presentTold >= Self.progressStep
+                    if tell { state.presentTold = state.present.count }
+                    return (arrived, tell)
                 }
+                if tell { report() }
                 for waiter in arrived { waiter.continuation.resume() }
             }
             return .success(())

@@ -189,6 +189,28 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
             Shell.waitUntil(timeout: 30) { ExtendedAttributes.value("user.folio.state", of: big) == "materialized" })
     }
 
+    /// A placeholder read from its start to its end comes in one `GET` that readers follow as it arrives: over
+    /// WebDAV its bytes count as they are written (the version was checked first), so the background asks for the
+    /// whole file at once, and a reader never overtakes it with `GET`s of its own. Three files.
+    func testASequentialReadOfAPlaceholderIsOneGetThatTheReaderFollows() throws {
+        let device = try mount()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: self.serverPath("")) })
+        for round in 1...3 {
+            let name = "followed-\(round).bin"
+            let staged = server.documentRoot + "/\(name).staged"
+            let digest = Shell.check("head -c \(48 << 20) /dev/urandom | tee '\(staged)' | sha256sum", timeout: 60)
+            Shell.check("mv '\(staged)' '\(serverPath(name))'")
+            addTeardownBlock { try? FileManager.default.removeItem(atPath: self.serverPath(name)) }
+            XCTAssertTrue(
+                Shell.waitUntil(timeout: 30) { self.progress(device.path(name))?.total == 48 << 20 },
+                "round \(round): the placeholder did not appear")
+            let logged = server.accessLog().count
+            XCTAssertEqual(Shell.check("sha256sum < '\(device.path(name))'", timeout: 60), digest, "round \(round)")
+            let gets = server.accessLog().dropFirst(logged).filter { $0.method == "GET" && $0.path == urlPath(name) }
+            XCTAssertEqual(gets.map { $0.range ?? "whole" }, ["bytes=0-\((48 << 20) - 1)"], "round \(round)")
+        }
+    }
+
     // MARK: The server's disk full
 
     /// Replaces the test's server (before any mount) by one whose document root is a tmpfs of `size`.
