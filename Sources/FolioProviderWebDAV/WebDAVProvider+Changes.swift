@@ -51,12 +51,16 @@ extension WebDAVProvider {
         return RemoteChanges(updated: updated, deleted: deleted, anchor: self.anchor(now), moreComing: !levels.isEmpty)
     }
 
-    /// The folders whose last listing began less than ``WebDAVConfiguration/freshListing`` ago.
+    /// The folders whose last listing began less than ``WebDAVConfiguration/freshListing`` ago; older listings are
+    /// forgotten (they no longer matter), so the record holds only the folders of the last window.
     private func freshFolders() -> Set<ItemID> {
         let window = client.configuration.freshListing
         guard window > .zero else { return [] }
         let now = ContinuousClock.now
-        return listingStarts.withLock { starts in Set(starts.filter { now - $0.value < window }.keys) }
+        return listingStarts.withLock { starts in
+            starts = starts.filter { now - $0.value < window }
+            return Set(starts.keys)
+        }
     }
 
     /// How many folders are listed at once when looking for changes.

@@ -69,7 +69,9 @@ extension WebDAVProvider {
             index.recordListed(child.id, .init(
                 container: container, parent: child.parentID, name: child.name, isFolder: child.kind == .directory))
         }
-        listingStarts.withLock { starts in starts[folderID] = max(starts[folderID] ?? began, began) }
+        if client.configuration.freshListing > .zero {
+            listingStarts.withLock { starts in starts[folderID] = max(starts[folderID] ?? began, began) }
+        }
         return known
     }
 

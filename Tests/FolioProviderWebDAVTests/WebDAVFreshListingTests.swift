@@ -1,5 +1,5 @@
 import FolioCore
-import FolioProviderWebDAV
+@testable import FolioProviderWebDAV
 import FolioTestServers
 import Foundation
 import XCTest
@@ -38,7 +38,17 @@ final class WebDAVFreshListingTests: ApacheProviderTestCase {
             changes = try await provider.changes(in: .drive, since: anchor)
             names += changes.updated.map(\.name)
         }
-        let listed = server.accessLog().dropFirst(before).filter { $0.method == "PROPFIND" }.map(\.path)
+        // Apache logs a request once its answer is sent: the look's last line can come after the look returned. A
+        // request made after the look is logged after it; its line is waited for (bounded).
+        let sentinel = "/dav/log-sentinel-\(UUID().uuidString)"
+        _ = try server.request("GET", sentinel)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var log = server.accessLog()
+        while !log.contains(where: { $0.path == sentinel }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            log = server.accessLog()
+        }
+        let listed = log.dropFirst(before).filter { $0.method == "PROPFIND" }.map(\.path)
         return (names, listed)
     }
 
@@ -47,6 +57,7 @@ final class WebDAVFreshListingTests: ApacheProviderTestCase {
         let provider = try provider(freshListing: window)
         let listedAt = ContinuousClock.now
         let anchor = try await listBig(provider)
+        let listedBy = ContinuousClock.now  // every listing of `listBig` began before this
         XCTAssertEqual(try server.request("PUT", "/dav/com.folio.drive/big/b.txt", body: Data("b".utf8)).status, 201)
 
         let early = try await look(provider, since: anchor)
@@ -56,11 +67,30 @@ final class WebDAVFreshListingTests: ApacheProviderTestCase {
         }
 
         // Not a hope: the window is a fixed time, and the look after it must list the folder again.
-        try await Task.sleep(until: listedAt + window + .milliseconds(100), clock: .continuous)
+        try await Task.sleep(until: listedBy + window + .milliseconds(100), clock: .continuous)
         let later = try await look(provider, since: anchor)
         XCTAssertTrue(later.listed.contains("/dav/com.folio.drive/big/"), "\(later.listed)")
         XCTAssertTrue((early.names + later.names).contains("b.txt"), "the change after the listing is found")
         await provider.shutdown()
+    }
+
+    /// Only the listings of the last window are kept: a folder listed once and gone since is forgotten, and
+    /// without a window nothing is kept.
+    func testListingsOlderThanTheWindowAreForgotten() async throws {
+        let provider = try provider(freshListing: .milliseconds(300))
+        let anchor = try await listBig(provider)
+        XCTAssertEqual(provider.listingStarts.withLock { $0.count }, 2, "the root and big/")
+        XCTAssertEqual(try server.request("DELETE", "/dav/com.folio.drive/big/").status, 204)
+        try await Task.sleep(for: .milliseconds(400))
+        _ = try await look(provider, since: anchor)
+        XCTAssertEqual(
+            provider.listingStarts.withLock { Set($0.keys) }, [.root(of: .drive)], "big/ is gone and forgotten")
+        await provider.shutdown()
+
+        let unwindowed = try self.provider(freshListing: .zero)
+        _ = try await listBig(unwindowed)
+        XCTAssertEqual(unwindowed.listingStarts.withLock { $0.count }, 0)
+        await unwindowed.shutdown()
     }
 
     func testWithoutAWindowEveryFolderOfTheWorkingSetIsListedAtEveryLook() async throws {
