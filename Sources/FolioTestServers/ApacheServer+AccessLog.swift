@@ -56,6 +56,21 @@ extension ApacheServer {
         }
     }
 
+    /// ``accessLog()`` once the requests answered before the call are in it. Apache writes a request's line after
+    /// its answer is sent, so a client can hold the answer before the line exists. A request made now is logged
+    /// after those: its line is waited for (at most 10 s).
+    public func settledAccessLog() -> [AccessLogEntry] {
+        let sentinel = "/log-sentinel-\(UUID().uuidString)"
+        _ = try? request("GET", sentinel)
+        let deadline = Date().addingTimeInterval(10)
+        var log = accessLog()
+        while !log.contains(where: { $0.path == sentinel }) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            log = accessLog()
+        }
+        return log
+    }
+
     /// The requests the server answered so far, oldest first (its own readiness probes included); a line still
     /// being written is left out.
     public func accessLog() -> [AccessLogEntry] {

@@ -180,7 +180,8 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
         // Read whole through the mount, it is the server's file; what came after the cut went on from where the
         // download was, never from the start again.
         XCTAssertEqual(Shell.check("sha256sum < '\(big)'", timeout: 180), digest)
-        let gets = server.accessLog().dropFirst(logged).filter { $0.method == "GET" && $0.path == urlPath("big.bin") }
+        let gets = server.settledAccessLog().dropFirst(logged)
+            .filter { $0.method == "GET" && $0.path == urlPath("big.bin") }
         let ranges = gets.map { $0.range ?? "whole" }
         XCTAssertFalse(gets.isEmpty, "nothing was fetched after the cut at \(String(describing: cut))")
         XCTAssertTrue(
@@ -206,7 +207,8 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
                 "round \(round): the placeholder did not appear")
             let logged = server.accessLog().count
             XCTAssertEqual(Shell.check("sha256sum < '\(device.path(name))'", timeout: 60), digest, "round \(round)")
-            let gets = server.accessLog().dropFirst(logged).filter { $0.method == "GET" && $0.path == urlPath(name) }
+            let gets = server.settledAccessLog().dropFirst(logged)
+                .filter { $0.method == "GET" && $0.path == urlPath(name) }
             XCTAssertEqual(gets.map { $0.range ?? "whole" }, ["bytes=0-\((48 << 20) - 1)"], "round \(round)")
         }
     }
@@ -275,7 +277,7 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
         XCTAssertTrue(
             Shell.waitUntil(timeout: 60) { note(); return device.pendingUploads == 0 }, String(device.log.suffix(3000)))
         XCTAssertEqual(Shell.check("md5sum < '\(serverPath("report.bin"))'"), digest)
-        XCTAssertEqual(successfulPuts("report.bin", in: server.accessLog()).count, 1)
+        XCTAssertEqual(successfulPuts("report.bin", in: server.settledAccessLog()).count, 1)
         XCTAssertFalse(states.contains("failed"), "\(states)")
         let after = statusText(device)
         XCTAssertFalse(after.contains("WAITING") || after.contains("FAILED"), after)
