@@ -30,7 +30,7 @@ final class WebDAVFreshListingTests: ApacheProviderTestCase {
     private func look(_ provider: WebDAVProvider, since anchor: SyncAnchor) async throws -> (
         names: [String], listed: [String]
     ) {
-        let before = server.accessLog().count
+        let before = server.settledAccessLog().count
         var names: [String] = []
         var changes = try await provider.changes(in: .drive, since: anchor)
         names += changes.updated.map(\.name)
