@@ -21,6 +21,10 @@ final class ItemIndex: Sendable {
         /// not this item's yet (``ItemIndex/id(in:parent:name:)`` does not name it); a delete removes the staged
         /// file, and a retry writes it again.
         var staged: Bool?
+        /// The `MOVE` of this staged create's file (or folder) to its name was sent, and may have landed: what is at
+        /// the name with no id (a server killed between the rename and the move of the properties, which Apache
+        /// makes in two steps) is this item, if its staged name is empty. Without it, such a file is someone else's.
+        var movingIn: Bool?
         /// A replacement of the file's content whose properties (revision, writer's tag) are not set yet: before
         /// its `PUT` is answered, `<retry tag> ~<size>:<digest>` of the bytes sent; once it landed, `<retry tag>
         /// <ETag the PUT left>`. The writer of that retry tag (its retry, or the delete that follows it) finds the
@@ -32,10 +36,10 @@ final class ItemIndex: Sendable {
 
         init(
             container: ContainerID, parent: ItemID?, name: String, isFolder: Bool, staged: Bool? = nil,
-            pendingWrite: String? = nil
+            movingIn: Bool? = nil, pendingWrite: String? = nil
         ) {
             (self.container, self.parent, self.name, self.isFolder) = (container, parent, name, isFolder)
-            (self.staged, self.pendingWrite) = (staged, pendingWrite)
+            (self.staged, self.movingIn, self.pendingWrite) = (staged, movingIn, pendingWrite)
         }
 
         func write(to writer: inout JSONLineWriter) {
@@ -45,6 +49,7 @@ final class ItemIndex: Sendable {
                 writer.member("name", name)
                 writer.member("isFolder", isFolder)
                 writer.member("staged", staged)
+                writer.member("movingIn", movingIn)
                 writer.member("pendingWrite", pendingWrite)
                 writer.member("movingTo", movingTo)
             }

@@ -91,9 +91,9 @@ extension WebDAVProvider {
         try await moveEarlierAttempt(template, to: itemPath, parentComponents: parentComponents)
         if let found = try await existing(itemPath, depth: 0) {
             // An earlier attempt of this create that got as far as the move, or someone else's file.
-            let version: String
+            let earlier: (version: String, hasID: Bool)
             do {
-                version = try await requireOwnEarlierAttempt(template, at: itemPath, in: found, staging: staging)
+                earlier = try await requireOwnEarlierAttempt(template, at: itemPath, in: found, staging: staging)
             } catch let error as FolioError {
                 if case .exists = error, index.entry(template.id)?.staged == true {
                     // What an earlier attempt staged (it was refused the claim, or killed) is nobody's now.
@@ -102,7 +102,8 @@ extension WebDAVProvider {
                 }
                 throw error
             }
-            return try await completeEarlierAttempt(template, at: itemPath, version: version, body: body)
+            return try await completeEarlierAttempt(
+                template, at: itemPath, version: earlier.version, hasID: earlier.hasID, body: body)
         }
         let revision: String
         let putTag: String?
@@ -179,6 +180,10 @@ extension WebDAVProvider {
         try await withNameClaim(template.name, in: parentComponents, container: template.container) {
             var taken = try await isTaken(itemPath, folder: isFolder)
             if !taken {
+                if var staged = index.entry(template.id) {
+                    staged.movingIn = true  // until the create records its place (a kill, a lost answer: the retry)
+                    index.record(template.id, staged)
+                }
                 let moved = try await client.send(
                     "MOVE", staging, headers: [("Destination", client.configuration.url(itemPath)), ("Overwrite", "F")])
                 if !WebDAVStatus.succeeded(moved.status) {
@@ -231,15 +236,17 @@ extension WebDAVProvider {
     static let stagingPrefix = ".folio-new-"
 
     /// Finishes a create whose earlier attempt's file is at its name already (`version` now): nothing is sent if it
-    /// holds the bytes of `body`; otherwise they replace it, on the condition that it is still at `version`.
+    /// holds the bytes of `body` (but its properties, if it lost them: `hasID` false); otherwise they replace it, on
+    /// the condition that it is still at `version`.
     private func completeEarlierAttempt(
-        _ template: RemoteItemTemplate, at itemPath: String, version: String, body: WebDAVClient.Body
+        _ template: RemoteItemTemplate, at itemPath: String, version: String, hasID: Bool, body: WebDAVClient.Body
     ) async throws -> RemoteItem {
         let entry = ItemIndex.Entry(
             container: template.container, parent: template.parentID, name: template.name, isFolder: false)
         index.record(template.id, entry)
         let landed = try await currentItem(template.id, entry: entry)
         if try await holds(itemPath, size: landed.size, sameAs: body) {
+            if !hasID { return try await claim(template, at: itemPath, revision: Self.newRevision(), putTag: version) }
             noteOwnChange(landed)
             return landed  // the earlier attempt landed whole: nothing to send again
         }
@@ -288,34 +295,46 @@ extension WebDAVProvider {
 
     /// The resource at `itemPath` (`listing`, its `PROPFIND`, if made already) is this create's own earlier
     /// attempt (it carries the template's id and, for a file, still the content that attempt wrote): returns its
-    /// version; otherwise `.exists` (someone else's), or `.conflict` (changed since the attempt). On a server that
+    /// version, and whether it carries the id; otherwise `.exists` (someone else's), or `.conflict` (changed since the
+    /// attempt: its writer's tag says so; a file that lost its properties has none to say it). On a server that
     /// keeps no properties, the id is the one the index recorded at the place, or the item's whose file was staged
-    /// (`staging`) and is gone from there: moved in by the attempt, which was stopped before it recorded it.
+    /// (`staging`) and is gone from there: moved in by the attempt's `MOVE` (``ItemIndex/Entry/movingIn``), which was
+    /// stopped before it recorded it. So is a file of no id on a server that keeps properties, found where such a
+    /// `MOVE` went: Apache's renames first and moves the properties after, and a server killed between the two leaves
+    /// just that. A file of no id at the name of a create that sent no `MOVE` is someone else's.
     @discardableResult
     private func requireOwnEarlierAttempt(
         _ template: RemoteItemTemplate, at itemPath: String, in listing: WebDAVMultistatus? = nil,
         staging: String? = nil
-    ) async throws -> String {
+    ) async throws -> (version: String, hasID: Bool) {
         var found = listing
         if found == nil { found = try await propfind(itemPath, depth: 0) }
         guard let listing = found else { throw FolioError.notFound(itemPath) }
         let properties = try self.properties(of: itemPath, in: listing)
         var recorded = index.id(in: template.container, parent: template.parentID, name: template.name)
-        if properties.folio["id"] == nil, recorded == nil, let staging, let entry = index.entry(template.id),
-            entry.staged == true, entry.container == template.container, entry.parent == template.parentID,
-            entry.name == template.name, try await existing(staging, depth: 0) == nil
+        // A listing gives a file of no id one made of its path: that is no other item's claim on it.
+        let pathID = Self.pathID(try components(of: template.parentID, in: template.container) + [template.name])
+        if properties.folio["id"] == nil, recorded == nil || recorded == pathID, let staging,
+            let entry = index.entry(template.id), entry.staged == true, entry.movingIn == true,
+            entry.container == template.container, entry.parent == template.parentID, entry.name == template.name,
+            try await existing(staging, depth: 0) == nil
         {
             recorded = template.id
         }
         guard (properties.folio["id"].map { ItemID($0) } ?? recorded) == template.id else {
             throw FolioError.exists("\(template.name) already exists on the server")
         }
-        if template.kind != .directory, let tag = template.retryTag,
+        // (A file that lost its properties to a server killed mid-`MOVE` has no writer's tag either; on a server that
+        // keeps none, a missing tag is all there is, and the retry takes it for a change: a conflict, nothing lost.)
+        let hasID = properties.folio["id"] != nil
+        let keepsProperties = try await serverTraits().keepsDeadProperties
+        let lostProperties = !hasID && keepsProperties
+        if template.kind != .directory, !lostProperties, let tag = template.retryTag,
             !Self.isOwnWrite(properties, tag: tag, version: Self.version(properties, size: properties.contentLength ?? 0))
         {
             throw FolioError.conflict("\(template.name) was changed on the server after an earlier attempt")
         }
-        return Self.version(properties, size: properties.contentLength ?? 0)
+        return (Self.version(properties, size: properties.contentLength ?? 0), hasID)
     }
 
     /// What a `PUT` of this kind of item sends.
@@ -521,8 +540,9 @@ extension WebDAVProvider {
     }
 
     /// The index entry of `id`, with a move whose answer never came (``ItemIndex/Entry/movingTo``) settled: the
-    /// item is at the destination if the resource there carries its id (or, on a server that keeps no properties,
-    /// if its old place is empty and the destination is not), and where it was otherwise.
+    /// item is at the destination if the resource there carries its id (or, if it carries no id, if its old place is
+    /// empty and the destination is not: a server that keeps no properties, or one killed mid-`MOVE`, whose
+    /// resource gets its id again, though not its mode and time), and where it was otherwise.
     func settledEntry(_ id: ItemID) async throws(FolioError) -> ItemIndex.Entry? {
         guard var entry = index.entry(id), let destination = entry.movingTo else { return index.entry(id) }
         entry.movingTo = nil
@@ -534,8 +554,13 @@ extension WebDAVProvider {
         if let found = try await existing(to, depth: 0) {
             if let there = try properties(of: to, in: found).folio["id"] {
                 moved = there == id.rawValue
-            } else if !(try await serverTraits()).keepsDeadProperties {
+            } else {
+                // No id there: a server that keeps no properties, or one killed mid-`MOVE` (Apache renames first
+                // and moves the properties after). The old place empty says the move landed; the id is set again.
                 moved = try await existing(from, depth: 0) == nil
+                if moved, try await serverTraits().keepsDeadProperties {
+                    _ = try await setProperties(["id": id.rawValue], at: to)
+                }
             }
         }
         if moved {
@@ -554,15 +579,18 @@ extension WebDAVProvider {
     public func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {
         await releaseStaleLocksFirst()
         guard let entry = try await settledEntry(id), entry.container == container else { return }
+        var movedInWithoutID = false
         if entry.staged == true {
             // A create stopped before it recorded its move: its staged file goes, and the file at the name too if
-            // the move landed (it carries the id).
+            // the move landed (it carries the id; or none, if its `MOVE` was sent and the staged name is empty:
+            // a server killed mid-`MOVE`, ``requireOwnEarlierAttempt``).
             let staging = path(try components(of: entry.parent, in: container) + [Self.stagingName(id)],
                 in: container, folder: entry.isFolder)
             let reply = try await client.send("DELETE", staging)
             guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
                 throw WebDAVStatus.error(reply.status, "DELETE \(staging)")
             }
+            movedInWithoutID = reply.status == 404 && entry.movingIn == true
         }
         let itemPath = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
             folder: entry.isFolder)
@@ -572,8 +600,13 @@ extension WebDAVProvider {
         }
         let properties = try self.properties(of: itemPath, in: listing)
         let parentComponents = try components(of: entry.parent, in: container)
-        let now = remoteItem(properties, name: entry.name, parent: entry.parent ?? .root(of: container),
+        var now = remoteItem(properties, name: entry.name, parent: entry.parent ?? .root(of: container),
             components: parentComponents, container: container)
+        var lostProperties = false
+        if movedInWithoutID, properties.folio["id"] == nil {
+            lostProperties = try await serverTraits().keepsDeadProperties
+        }
+        if lostProperties { now.id = id }
         guard now.id == id else {
             noteOwnDeletion(id, in: container, parent: entry.parent)  // another item took the name: ours is gone
             return
@@ -582,7 +615,8 @@ extension WebDAVProvider {
         if entry.isFolder {
             if listing.responses.count > 1 { throw FolioError.notEmpty("\(entry.name) is not empty on the server") }
         } else {
-            var ownWrite = retryTag.map { Self.isOwnWrite(properties, tag: $0, version: now.version) } ?? false
+            var ownWrite = lostProperties
+                || retryTag.map { Self.isOwnWrite(properties, tag: $0, version: now.version) } ?? false
             if !ownWrite, let retryTag, now.version != baseVersion {
                 // A replacement by this writer cut short after its `PUT` landed (its record says so): its own.
                 ownWrite = try await isPendingOwnWrite(id, properties, tag: retryTag, at: itemPath)

@@ -21,8 +21,11 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
     }
 
     /// The first daemon: does what `createItem` does up to its `MOVE` (index entry marked staged, `PUT` of the
-    /// staged file, its properties), then the `MOVE` too if `moved`, and stops there.
-    private func killedCreate(_ template: RemoteItemTemplate, _ text: String, moved: Bool) async throws {
+    /// staged file, its properties), then the `MOVE` too if `moved` (recorded as sent, as `createItem` does, also
+    /// if only `moveSent`), and stops there.
+    private func killedCreate(
+        _ template: RemoteItemTemplate, _ text: String, moved: Bool, moveSent: Bool = false
+    ) async throws {
         let first = try provider()
         _ = try await first.listContainers()
         first.index.record(template.id, .init(
@@ -35,6 +38,10 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         let kept = try await first.setProperties(
             ["id": template.id.rawValue, "mode": "640", "rev": "r1", "tag": "device@new \(etag) r1"], at: staging)
         XCTAssertTrue(kept)
+        if moved || moveSent {
+            first.index.record(template.id, .init(
+                container: .drive, parent: nil, name: template.name, isFolder: false, staged: true, movingIn: true))
+        }
         if moved {
             let reply = try await first.client.send(
                 "MOVE", staging, headers: [
@@ -99,6 +106,44 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
         await next.shutdown()
     }
 
+    /// CI's server-kill drill found this one: Apache's `MOVE` renames the file first and moves its dead properties
+    /// after, so a server killed between the two leaves the file at its name without its id (and the staged name
+    /// gone). A poll listed it (as a file of no known id) before the retry, which then took it for another client's:
+    /// "already exists", waiting for the user for good. The retry takes it up as its own, gives it its id again, and
+    /// replaces it only if the document changed since.
+    func testAFileWhosePropertiesAServerKilledMidMoveLeftBehindIsTakenUpByTheRetryOrItsDelete() async throws {
+        for (changedSince, deleteAfter) in [(false, false), (true, false), (false, true)] {
+            let template = template("\(changedSince)-\(deleteAfter).txt")
+            try await killedCreate(template, "first draft", moved: false, moveSent: true)
+            // What the killed server left: the rename made, the properties still under the staged name.
+            try FileManager.default.moveItem(
+                atPath: fixture.driveFile(WebDAVProvider.stagingName(template.id)),
+                toPath: fixture.driveFile(template.name))
+
+            let next = try provider()
+            let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+            XCTAssertEqual(listed.map(\.name), [template.name])
+            XCTAssertNotEqual(listed.first?.id, template.id, "no id on the server (the setting of this test)")
+            if deleteAfter {
+                try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+                XCTAssertEqual(try driveNames, [], "the delete of the create takes the file it moved in")
+                await next.shutdown()
+                continue
+            }
+            let text = changedSince ? "second draft, longer" : "first draft"
+            let made = try await next.createItem(template, contents: try content(text))
+            XCTAssertEqual(made.id, template.id)
+            XCTAssertEqual(try String(contentsOfFile: fixture.driveFile(template.name), encoding: .utf8), text)
+            XCTAssertEqual(try driveNames, [template.name], "one file, nothing hidden")
+            let again = try await next.enumerateWholeFolder(nil, in: .drive)
+            XCTAssertEqual(again.map(\.id), [template.id], "the file carries its id again")
+            XCTAssertEqual(again.first?.mode, 0o640)
+            try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+            XCTAssertEqual(try driveNames, [])
+            await next.shutdown()
+        }
+    }
+
     /// The crash battery over Apache found a folder's create killed between its `MKCOL` and its properties: a
     /// folder at the name without the id, which the retry took for another device's ("already exists", waiting for
     /// the user for good). A folder is staged as a file is; killed after each of its steps, the retry ends with one
@@ -157,6 +202,33 @@ final class WebDAVInterruptedCreateTests: ApacheProviderTestCase {
             XCTAssertFalse(listed.contains { $0.name == template.name })
             await next.shutdown()
         }
+    }
+
+    /// A file of no id at the name of a create that never sent its `MOVE` (its `PUT` never ran: the server was
+    /// away) is another client's, even when a listing saw it first and nothing is at the staged name.
+    func testAFileOfNoIDAtTheNameOfACreateThatSentNoMoveIsNeverTaken() async throws {
+        let template = template("report.txt")
+        let first = try provider()
+        _ = try await first.listContainers()
+        first.index.record(template.id, .init(
+            container: .drive, parent: nil, name: template.name, isFolder: false, staged: true))
+        await first.shutdown()
+        XCTAssertEqual(
+            try server.request("PUT", "/dav/com.folio.drive/report.txt", body: Data("someone else's".utf8)).status,
+            201)
+
+        let next = try provider()
+        _ = try await next.enumerateWholeFolder(nil, in: .drive)
+        do {
+            _ = try await next.createItem(template, contents: try content("mine"))
+            XCTFail("the create took a file another client wrote")
+        } catch let error as FolioError {
+            guard case .exists = error else { return XCTFail("create: \(error)") }
+        }
+        try await next.deleteItem(template.id, in: .drive, baseVersion: nil, retryTag: "device@new")
+        XCTAssertEqual(
+            try String(contentsOfFile: fixture.driveFile("report.txt"), encoding: .utf8), "someone else's")
+        await next.shutdown()
     }
 
     func testAFileAtTheNameThatIsNotTheItemsIsNeverReplaced() async throws {

@@ -234,6 +234,36 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         }
     }
 
+    /// Apache's `MOVE` renames first and moves the dead properties after: a server killed between the two leaves
+    /// the file at its new name without its id, and nothing at the old one. The retry of the rename, a read and a
+    /// listing find the item there, and it carries its id again.
+    func testARenameWhosePropertiesAServerKilledMidMoveLeftBehindIsFoundByTheRetry() async throws {
+        let first = try fixture.provider()
+        let made = try await makeNotes(first)
+        var entry = try XCTUnwrap(first.index.entry(made.id))
+        entry.movingTo = .init(container: .drive, parent: nil, name: "renamed.txt")
+        first.index.record(made.id, entry)
+        await first.shutdown()
+        try FileManager.default.moveItem(
+            atPath: fixture.driveFile("notes.txt"), toPath: fixture.driveFile("renamed.txt"))
+
+        let next = try fixture.provider()
+        let renamed = try await next.modifyItem(
+            made.id, in: .drive, baseVersion: made.version, changes: RemoteItemChanges(name: "renamed.txt"),
+            contents: nil)
+        XCTAssertEqual(renamed.name, "renamed.txt")
+        XCTAssertEqual(renamed.id, made.id)
+        let listed = try await next.enumerateWholeFolder(nil, in: .drive)
+        XCTAssertEqual(listed.map(\.id), [made.id], "the file carries its id again")
+        let destination = fixture.state.appendingPathComponent("read")
+        let read = try await next.fetchContents(
+            of: made.id, in: .drive, version: renamed.version, range: 0..<11, to: FilePath(destination.path),
+            progress: { _ in })
+        XCTAssertEqual(read.name, "renamed.txt")
+        XCTAssertEqual(try String(contentsOf: destination, encoding: .utf8), "version one")
+        await next.shutdown()
+    }
+
     /// The crash battery over Apache found this one: after such a rename, a read of the file (a placeholder)
     /// asked for it at the name it moved from, which the working set's listing still had (404: `EIO`).
     func testARenameThatLandedUnansweredIsFoundByARead() async throws {
