@@ -48,12 +48,8 @@ final class BodyToFile: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        var headers: [String: String] = [:]
-        for (name, value) in head.headers {
-            let key = name.lowercased()
-            headers[key] = headers[key].map { $0 + ", " + value } ?? value
-        }
-        let answer = WebDAVResponse(status: Int(head.status.code), headers: headers, body: Data())
+        let answer = WebDAVResponse(
+            status: Int(head.status.code), headers: WebDAVClient.headers(head.headers), body: Data())
         self.answer = answer
         guard answer.status == 200 || answer.status == 206 else { return task.eventLoop.makeSucceededVoidFuture() }
         do {

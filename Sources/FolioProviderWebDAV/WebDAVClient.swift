@@ -100,7 +100,7 @@ public final class WebDAVClient: Sendable {
                     retryable: false)
             }
             let bytes = collected.readBytes(length: collected.readableBytes) ?? []
-            return WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response), body: Data(bytes))
+            return WebDAVResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: Data(bytes))
         }
     }
 
@@ -251,9 +251,9 @@ public final class WebDAVClient: Sendable {
 
     /// The response's headers by lowercased name; a header sent more than once is its values joined with `, `
     /// (RFC 9110 §5.3: Apache sends `DAV` twice).
-    private static func headers(_ response: HTTPClientResponse) -> [String: String] {
+    static func headers(_ fields: HTTPHeaders) -> [String: String] {
         var headers: [String: String] = [:]
-        for (name, value) in response.headers {
+        for (name, value) in fields {
             let key = name.lowercased()
             headers[key] = headers[key].map { $0 + ", " + value } ?? value
         }

@@ -145,11 +145,7 @@ final class RangedDownload: RangedContent {
         var interest: Int { opens + waiters.count }
 
         /// The bytes here or being fetched (a cancelled fetch is as good as failed).
-        var busy: ByteRanges {
-            var busy = present
-            for fetch in fetches.values where fetch.task?.isCancelled != true { busy.insert(fetch.range) }
-            return busy
-        }
+        var busy: ByteRanges { waitedFor(followed: false) }
 
         /// The bytes a read waits for rather than fetching them itself: those here, those of fetches whose bytes
         /// count only at their end, and, of a background fetch whose bytes count as they come
@@ -437,12 +433,16 @@ final class RangedDownload: RangedContent {
                     let arrived = bytesArrived(
                         range.lowerBound..<min(range.lowerBound + done, range.upperBound), state: &state)
                     // The core hears of the bytes here every few MiB (`user.folio.progress` moves during one long
-                    // fetch), not at every part.
+                    // fetch), not at every part; the record names them as often (a daemon killed during one long
+                    // fetch resumes from there, not from its start).
                     let tell = state.present.count - state.presentTold >= Self.progressStep
                     if tell { state.presentTold = state.present.count }
                     return (arrived, tell)
                 }
-                if tell { report() }
+                if tell {
+                    report()
+                    persistQueue.async { [self] in persist() }
+                }
                 for waiter in arrived { waiter.continuation.resume() }
             }
             return .success(())

@@ -27,10 +27,18 @@ import XCTest
 ///   `sync-collection` REPORT: 501 ("REPORT not supported").
 /// - Conditional requests honoured: `PUT` with a wrong `If-Match` or `If-None-Match: *` on an existing file, and
 ///   `DELETE` with a wrong `If-Match`: 412, nothing changed; `MOVE` with `Overwrite: F` onto a file: 412.
-/// - Dead properties (`PROPPATCH` in any namespace) kept (in `.DAV/` beside the files) and moved with the file.
+/// - Dead properties (`PROPPATCH` in any namespace) kept (in `.DAV/` beside the files) and moved with the file,
+///   after it: a `MOVE` renames the file first and its properties then (a server killed between the two leaves the
+///   file at its new name without them).
+///
+/// A file whose name ends in `.slow` is served at ``slowBytesPerSecond`` (`mod_ratelimit`): a download a test can
+/// catch half way on loopback.
 public final class ApacheServer: WebDAVTestServer {
     /// A user and password for Basic auth.
     public typealias Credentials = (user: String, password: String)
+
+    /// The rate at which a file named `*.slow` is served (`mod_ratelimit` counts in KiB/s).
+    public static let slowBytesPerSecond = 8 << 20
 
     /// The folder the server serves.
     public let documentRoot: String
@@ -169,6 +177,12 @@ public final class ApacheServer: WebDAVTestServer {
                 Dav On
                 Require all granted
             </Directory>
+            LoadModule env_module \(modules)/mod_env.so
+            LoadModule ratelimit_module \(modules)/mod_ratelimit.so
+            <LocationMatch "\\.slow$">
+                SetOutputFilter RATE_LIMIT
+                SetEnv rate-limit \(slowBytesPerSecond >> 10)
+            </LocationMatch>
 
             """
         if let location = options.auth {

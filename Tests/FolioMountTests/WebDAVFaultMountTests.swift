@@ -213,6 +213,56 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
         }
     }
 
+    /// A daemon killed (`kill -9`) during the one long `GET` that brings a placeholder left a record of the bytes
+    /// that had arrived and were durable: the next daemon asks only for the rest (every `GET` starts past the first
+    /// byte), and the file read whole is the server's (no byte the record names was missing or wrong).
+    func testADaemonKilledDuringTheLongGetResumesFromWhatHadArrived() throws {
+        let device = try mount()
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: self.serverPath("")) })
+        // 48 MiB served at 8 MiB/s (a `.slow` name): six seconds to catch the download half way.
+        let name = "resumed.slow"
+        let size = 48 << 20
+        let staged = server.documentRoot + "/\(name).staged"
+        let digest = Shell.check("head -c \(size) /dev/urandom | tee '\(staged)' | sha256sum", timeout: 60)
+        Shell.check("mv '\(staged)' '\(serverPath(name))'")
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: self.serverPath(name)) }
+        let file = device.path(name)
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.progress(file)?.total == Int64(size) })
+
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "cat '\(file)' > /dev/null"]
+        try reader.run()
+        defer { if reader.isRunning { reader.terminate() } }
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { (self.progress(file)?.done ?? 0) >= 16 << 20 },
+            "the download should be under way: \(String(describing: progress(file)))")
+        let records = { () -> [String] in
+            ((try? FileManager.default.contentsOfDirectory(atPath: device.state + "/content")) ?? [])
+                .filter { $0.hasSuffix(".ranges") }
+        }
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 10) { records().count == 1 }, "what arrived is recorded while the one GET goes on")
+        XCTAssertLessThan(progress(file)?.done ?? Int64(size), Int64(size), "killed before the end")
+        XCTAssertTrue(device.kill9())
+        reader.terminate()
+        reader.waitUntilExit()
+        // (Apache logs the dead daemon's `GET` once it finds the connection gone.)
+        let isGet = { (entry: ApacheServer.AccessLogEntry) in entry.method == "GET" && entry.path == self.urlPath(name) }
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.server.accessLog().contains(where: isGet) })
+        let logged = server.settledAccessLog().count
+
+        try device.start()
+        XCTAssertEqual(ExtendedAttributes.value("user.folio.state", of: file), "placeholder")
+        XCTAssertEqual(Shell.check("sha256sum < '\(file)'", timeout: 60), digest)
+        let gets = server.settledAccessLog().dropFirst(logged).filter(isGet)
+        XCTAssertFalse(gets.isEmpty)
+        XCTAssertTrue(gets.allSatisfy { ($0.rangeStart ?? 0) > 0 }, "asked again from the start: \(gets.map(\.range))")
+        XCTAssertTrue(device.log.contains("resuming the download"), String(device.log.suffix(2000)))
+        XCTAssertEqual(ExtendedAttributes.value("user.folio.state", of: file), "materialized")
+        XCTAssertEqual(records(), [], "the record goes once the file is whole")
+    }
+
     // MARK: The server's disk full
 
     /// Replaces the test's server (before any mount) by one whose document root is a tmpfs of `size`.
