@@ -51,14 +51,17 @@ extension FolioFileSystem {
             // A folder listed for the first time was never shown: its children are no news for watchers. Unless it
             // appeared by a remote change since start (its creation was replayed): what it holds is new too.
             let appeared = state.foldersNewFromRemote.remove(folder) != nil
-            if firstListing && !appeared {
-                for case .created(let parent, let name, .directory) in outcome.replays {
-                    if let child = state.child(parent, name) { state.foldersNewFromRemote.remove(child) }
+            if firstListing {
+                if !appeared {
+                    for case .created(let parent, let name, .directory) in outcome.replays {
+                        if let child = state.child(parent, name) { state.foldersNewFromRemote.remove(child) }
+                    }
                 }
-                // Nor for the kernel: it never had these names (a lookup in a folder not listed waits for the
-                // listing, and a failed lookup leaves no entry), so one invalidation of the folder's listing (one
-                // shown while offline) does instead of one per child; and new placeholders give the content
-                // keeper nothing to do unless the folder is pinned.
+                // Nor for the kernel, either way: it never had these names (a lookup in a folder not listed waits
+                // for the listing, and a failed lookup leaves no entry), so one invalidation of the folder's listing
+                // (one shown while offline) does instead of one per child (each takes the folder's lock in the
+                // kernel, which a reader of the folder holds); and new placeholders give the content keeper nothing
+                // to do unless the folder is pinned.
                 var created: [UInt64: Set<String>] = [:]
                 for case .created(let parent, let name, _) in outcome.replays {
                     created[parent, default: []].insert(name)
@@ -69,7 +72,7 @@ extension FolioFileSystem {
                 }
                 if outcome.invalidations.count < before { outcome.listingsChanged.append(folder) }
                 outcome.wakesKeeper = node.pinned && !created.isEmpty
-                outcome.replays.removeAll()
+                if !appeared { outcome.replays.removeAll() }
             }
             return outcome
         }
@@ -163,7 +166,7 @@ extension FolioFileSystem {
         for parent in Set(outcome.invalidations.compactMap { $0.1 == nil ? nil : $0.0 }) {
             invalidator.invalidateInode(parent)
         }
-        outcome.replays.forEach(invalidator.replay)
+        if !outcome.replays.isEmpty { invalidator.replay(outcome.replays) }
     }
 
     /// The one merge of remote items into the tree (``RemoteMerge``), at this moment, with what it says logged and

@@ -9,14 +9,14 @@ public protocol KernelCacheInvalidator: Sendable {
     func invalidateInode(_ ino: UInt64)
     /// Drops the cached lookup of `name` in `parent`.
     func invalidateEntry(parent: UInt64, name: String)
-    /// Replays a remote change through the mount so its inotify watchers see it (after the invalidations the
-    /// change caused, in order).
-    func replay(_ change: ReplayedChange)
+    /// Replays remote changes, in order, through the mount so its inotify watchers see them (after the
+    /// invalidations the changes caused). One merge's changes come in one call: a burst is seen whole.
+    func replay(_ changes: [ReplayedChange])
 }
 
 extension KernelCacheInvalidator {
     /// Invalidators without a mount to replay through ignore replays.
-    public func replay(_ change: ReplayedChange) {}
+    public func replay(_ changes: [ReplayedChange]) {}
 }
 
 /// Downloads content of placeholders. Concurrent calls for one item share one download.

@@ -11,7 +11,7 @@ struct InvalidatorSet: KernelCacheInvalidator {
         for member in members { member.invalidateEntry(parent: parent, name: name) }
     }
 
-    func replay(_ change: ReplayedChange) {
-        for member in members { member.replay(change) }
+    func replay(_ changes: [ReplayedChange]) {
+        for member in members { member.replay(changes) }
     }
 }

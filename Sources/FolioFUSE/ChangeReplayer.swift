@@ -1,3 +1,4 @@
+import CFUSE
 import FolioCore
 import Foundation
 import Glibc
@@ -39,15 +40,21 @@ final class ChangeReplayer: Sendable {
     private let mountpoint: String
     private let rootIno: UInt64
     private let helperCommand: [String]
+    /// The mount lets other users in (`allow_other`): their processes may watch it (``InotifyWatches``).
+    private let othersMayUse: Bool
     private let logger: Logger
     /// The mount's device (`major:minor`), known once mounted.
     private let device = Mutex<String?>(nil)
 
-    init(fileSystem: FolioFileSystem, mountpoint: String, rootIno: UInt64, helperCommand: [String], logger: Logger) {
+    init(
+        fileSystem: FolioFileSystem, mountpoint: String, rootIno: UInt64, helperCommand: [String],
+        othersMayUse: Bool = false, logger: Logger
+    ) {
         self.fileSystem = fileSystem
         self.mountpoint = mountpoint
         self.rootIno = rootIno
         self.helperCommand = helperCommand
+        self.othersMayUse = othersMayUse
         self.logger = logger
     }
 
@@ -116,16 +123,29 @@ final class ChangeReplayer: Sendable {
     /// Replays `changes`, in order (on the notifier's replay queue). `invalidate` drops a name from the kernel's
     /// caches. Consecutive operations that touch different names go to the helper together (one write, then
     /// their answers): a folder's first listing of 10,000 new files no longer waits for a round trip each.
+    ///
+    /// A burst (at least ``scanThreshold`` changes) is replayed only where a program watches (``InotifyWatches``):
+    /// the folder's first listing of 10,000 files nobody watches no longer makes 10,000 operations on the mount
+    /// while `ls` waits for the same folder. A watch added after the scan comes with a listing of its own, which
+    /// shows what the scan left out.
     func perform(_ changes: [ReplayedChange], invalidate: (UInt64, String) -> Void) {
+        var watched: InotifyWatches?
+        var scanned = false
+        if changes.count >= Self.scanThreshold, let device = device.withLock({ $0 }) {
+            watched = InotifyWatches.scan(device: device, othersMayUse: othersMayUse)
+            scanned = true
+        }
         var batch = Batch()
+        var skipped = 0
         for change in changes {
-            var steps = steps(for: change)
-            if steps.isEmpty, !batch.steps.isEmpty {
+            var steps = steps(for: change, watched: watched)
+            if steps.isEmpty, !batch.steps.isEmpty, watched.map({ isWatched(change, $0) }) ?? true {
                 // Maybe in a folder an earlier operation of the batch makes (the kernel learns of it then).
                 run(batch.steps, invalidate: invalidate)
                 batch = Batch()
-                steps = self.steps(for: change)
+                steps = self.steps(for: change, watched: watched)
             }
+            if steps.isEmpty { skipped += 1 }
             for step in steps {
                 if !batch.accepts(step) {
                     run(batch.steps, invalidate: invalidate)
@@ -135,10 +155,33 @@ final class ChangeReplayer: Sendable {
             }
         }
         run(batch.steps, invalidate: invalidate)
+        if scanned {
+            let watches = watched.map { "\($0.inodes.count) watched inodes" } ?? "any may be: fanotify in use, or processes it cannot look into"
+            logger.info(.init(stringLiteral: "replayed \(changes.count - skipped) of \(changes.count) remote changes: "
+                + "where a program watches (\(watches))"))
+        }
     }
 
-    /// The operations that replay `change`, none if nobody can be watching where it happened.
-    private func steps(for change: ReplayedChange) -> [Step] {
+    /// How many changes at once make the replayer look for watches first.
+    static let scanThreshold = 64
+
+    /// Whether a watch of `watched` is on a folder or an item `change` touches.
+    private func isWatched(_ change: ReplayedChange, _ watched: InotifyWatches) -> Bool {
+        let inos: [UInt64] = switch change {
+        case .created(let parent, _, _): [parent]
+        case .removed(let parent, _, let attributes): [parent, attributes.ino]
+        case .moved(let ino, let fromParent, _, let toParent, _): [fromParent, toParent, ino]
+        case .changed(let ino, _): [fileSystem.node(ino)?.parent, ino].compactMap { $0 }
+        }
+        return inos.contains { ino in
+            watched.inodes.contains(ino) || (ino == rootIno && watched.inodes.contains(UInt64(FUSE_ROOT_ID)))
+        }
+    }
+
+    /// The operations that replay `change`, none if nobody can be watching where it happened (or, after a scan,
+    /// nobody watches there: `watched`).
+    private func steps(for change: ReplayedChange, watched: InotifyWatches?) -> [Step] {
+        if let watched, !isWatched(change, watched) { return [] }
         switch change {
         case .created(let parent, let name, let kind):
             guard watchable(parent), let path = path(of: parent, name) else { return [] }

@@ -67,7 +67,7 @@ public final class FUSEMount: @unchecked Sendable {
             replayer: options.replayHelper.map {
                 ChangeReplayer(
                     fileSystem: fileSystem, mountpoint: options.mountpoint, rootIno: options.rootIno, helperCommand: $0,
-                    logger: logger)
+                    othersMayUse: options.allowOther, logger: logger)
             })
     }
 

@@ -109,11 +109,11 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         }
     }
 
-    func replay(_ change: ReplayedChange) {
-        guard let replayer else { return }
+    func replay(_ changes: [ReplayedChange]) {
+        guard let replayer, !changes.isEmpty else { return }
         let first = pendingReplays.withLock { list in
-            list.append(change)
-            return list.count == 1
+            list += changes
+            return list.count == changes.count
         }
         guard first else { return }
         replayQueue.async { [self] in

@@ -164,6 +164,56 @@ class RemoteEventsTests: MountTestCase {
         XCTAssertEqual(fixture.pendingUploads, 0, "the replays uploaded nothing")
     }
 
+    /// A burst of remote changes is replayed only where a program watches (``InotifyWatches``): a folder of 1,000
+    /// files that appeared on the remote and that nobody watches is listed without 1,000 operations on the mount
+    /// (while `ls` waits for the same folder); one that a program watches gets every creation.
+    func testAFolderThatAppearedIsReplayedOnlyWhereAProgramWatches() throws {
+        for folder in ["quiet", "watched", "fanotified"] {
+            let staging = fixture.root + "/staging-\(folder)"
+            Shell.check("mkdir '\(staging)' && cd '\(staging)' && for i in $(seq -w 1 1000); do echo $i > f$i; done")
+            Shell.check("mv '\(staging)' '\(fixture.remotePath(folder))'")
+            XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path(folder)) })
+        }
+        let watcher = try InotifyWatcher(
+            ["--format", "%e %w%f", fixture.path("watched")], base: fixture.mountpoint, directory: fixture.root)
+        defer { watcher.stop() }
+        let replayed = { (made: Int) in
+            self.fixture.log.components(separatedBy: "\n").contains { $0.contains("replayed \(made) of 1000 remote changes") }
+        }
+        XCTAssertEqual(Shell.check("ls -l '\(fixture.path("quiet"))' | grep -c '^-'"), "1000\n")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) { replayed(0) }, "the unwatched folder: \(fixture.log.suffix(2000))")
+        XCTAssertEqual(Shell.check("ls -l '\(fixture.path("watched"))' | grep -c '^-'"), "1000\n")
+        let wanted = Set((1...1000).map { String(format: "CREATE watched/f%04d", $0) })
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 60) { wanted.isSubset(of: Set(watcher.events)) },
+            "\(wanted.subtracting(watcher.events).count) creations not seen")
+        XCTAssertTrue(replayed(1000), "the watched folder: \(fixture.log.suffix(2000))")
+
+        // With fanotify in use (its marks can cover the whole mount, and /proc does not say what they cover), every
+        // change is replayed.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import ctypes, sys, time
+            fd = ctypes.CDLL(None, use_errno=True).fanotify_init(0, 0)
+            print(fd, flush=True)
+            time.sleep(120)
+            """]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        let descriptor = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        XCTAssertGreaterThanOrEqual(Int(descriptor.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, 0,
+            "fanotify_init: \(descriptor)")
+        let before = fixture.log.components(separatedBy: "replayed 1000 of 1000").count
+        XCTAssertEqual(Shell.check("ls -l '\(fixture.path("fanotified"))' | grep -c '^-'"), "1000\n")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.fixture.log.components(separatedBy: "replayed 1000 of 1000").count > before },
+            "under fanotify: \(fixture.log.suffix(2000))")
+        XCTAssertEqual(fixture.pendingUploads, 0, "the replays uploaded nothing")
+    }
+
     func testTheHelperOutlivesAQuietSpellAndAKill() throws {
         try startWatching()
         Shell.check("echo 1 > '\(fixture.remotePath("first.txt"))'")
