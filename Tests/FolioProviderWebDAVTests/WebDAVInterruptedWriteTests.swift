@@ -234,6 +234,15 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         }
     }
 
+    /// A read of `id` through `provider` finds it at `renamed.txt`, holding "version one".
+    private func assertReadsAsRenamed(_ provider: WebDAVProvider, _ id: ItemID, version: String) async throws {
+        let destination = fixture.state.appendingPathComponent("read")
+        let read = try await provider.fetchContents(
+            of: id, in: .drive, version: version, range: 0..<11, to: FilePath(destination.path), progress: { _ in })
+        XCTAssertEqual(read.name, "renamed.txt")
+        XCTAssertEqual(try String(contentsOf: destination, encoding: .utf8), "version one")
+    }
+
     /// Apache's `MOVE` renames first and moves the dead properties after: a server killed between the two leaves
     /// the file at its new name without its id, and nothing at the old one. The retry of the rename, a read and a
     /// listing find the item there, and it carries its id again.
@@ -255,12 +264,7 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         XCTAssertEqual(renamed.id, made.id)
         let listed = try await next.enumerateWholeFolder(nil, in: .drive)
         XCTAssertEqual(listed.map(\.id), [made.id], "the file carries its id again")
-        let destination = fixture.state.appendingPathComponent("read")
-        let read = try await next.fetchContents(
-            of: made.id, in: .drive, version: renamed.version, range: 0..<11, to: FilePath(destination.path),
-            progress: { _ in })
-        XCTAssertEqual(read.name, "renamed.txt")
-        XCTAssertEqual(try String(contentsOf: destination, encoding: .utf8), "version one")
+        try await assertReadsAsRenamed(next, made.id, version: renamed.version)
         await next.shutdown()
     }
 
@@ -275,12 +279,7 @@ final class WebDAVKilledWriterTests: ApacheProviderTestCase {
         await first.shutdown()
 
         let next = try fixture.provider()
-        let destination = fixture.state.appendingPathComponent("read")
-        let read = try await next.fetchContents(
-            of: made.id, in: .drive, version: made.version, range: 0..<11, to: FilePath(destination.path),
-            progress: { _ in })
-        XCTAssertEqual(read.name, "renamed.txt")
-        XCTAssertEqual(try String(contentsOf: destination, encoding: .utf8), "version one")
+        try await assertReadsAsRenamed(next, made.id, version: made.version)
         await next.shutdown()
     }
 
