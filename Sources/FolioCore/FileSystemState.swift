@@ -69,6 +69,8 @@ struct State: Sendable {
     /// Provider reachability as last seen by the services.
     var providerOnline = true
     var lastProviderError: String?
+    /// What the remote cannot do (``Provider/limitations()``), for `folio status`.
+    var providerLimitations: [String] = []
 
     mutating func insert(_ node: Node) {
         nodes[node.ino] = node

@@ -82,6 +82,8 @@ public struct FileSystemStatus: Sendable, Codable {
     public var foldersListed = 0
     /// Folders known but never listed: their children cost nothing until they are looked at.
     public var foldersNotListed = 0
+    /// What the remote cannot do (``Provider/limitations()``).
+    public var providerLimitations: [String] = []
 }
 
 extension FolioFileSystem {
@@ -589,6 +591,11 @@ extension FolioFileSystem {
         state.withLock { $0.sync.remoteEpoch }
     }
 
+    /// Records what the remote cannot do (from the services, once it answered), for ``status()``.
+    public func recordProviderLimitations(_ limitations: [String]) {
+        state.withLock { $0.providerLimitations = limitations }
+    }
+
     /// Marks the provider reachable or not (from the services).
     public func recordProviderReachability(online: Bool, error: String?) {
         state.withLock {
@@ -620,6 +627,7 @@ extension FolioFileSystem {
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
                 failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)
             (status.foldersListed, status.foldersNotListed) = state.nodes.folderListingCounts
+            status.providerLimitations = state.providerLimitations
             return status
         }
     }

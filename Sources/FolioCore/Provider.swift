@@ -63,6 +63,11 @@ public protocol Provider: Sendable {
     /// once the call succeeded.
     var reportsFinalBytesInOrder: Bool { get }
 
+    /// What this remote cannot do that users of it should know, one sentence each, for `folio status` (a WebDAV
+    /// server that keeps no dead properties, or ignores conditional requests); `nil` if it cannot tell yet (asked
+    /// again after the next look at the remote).
+    func limitations() async -> [String]?
+
     /// The metadata of one item now; `.notFound` if the container no longer has it.
     func item(_ id: ItemID, in container: ContainerID) async throws -> RemoteItem
 
@@ -105,6 +110,9 @@ extension Provider {
 
     /// Bytes count once the ranged fetch that wrote them succeeded.
     public var reportsFinalBytesInOrder: Bool { false }
+
+    /// Nothing to say.
+    public func limitations() async -> [String]? { [] }
 
     /// One ``createItem(_:contents:)`` call per create, all at once.
     ///

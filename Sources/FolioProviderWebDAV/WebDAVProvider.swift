@@ -196,6 +196,24 @@ public final class WebDAVProvider: Provider {
             .replacingOccurrences(of: ">", with: "&gt;")
     }
 
+    /// What this server cannot do (``serverTraits()``, which finds it out with a probe the first time), as
+    /// `folio status` says it; `nil` while the server cannot be asked.
+    public func limitations() async -> [String]? {
+        guard let traits = try? await serverTraits() else { return nil }
+        var limitations: [String] = []
+        if !traits.keepsDeadProperties {
+            limitations.append(
+                "the server keeps no properties: modes, times and symlinks stay on this device, and an item renamed "
+                    + "on another device or on the server is a new item here")
+        }
+        if !traits.honoursConditions {
+            limitations.append(
+                "the server ignores conditional requests: a change made there between Folio's check and its write "
+                    + "(milliseconds) is overwritten")
+        }
+        return limitations
+    }
+
     /// What the server does, found once per run with a probe resource beside the containers
     /// (`.folio-probe-…`, removed after): whether a `PUT` with `If-None-Match: *` over an existing resource is
     /// refused, whether a dead property is kept, and (`OPTIONS`) whether the server locks.

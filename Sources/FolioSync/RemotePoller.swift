@@ -17,6 +17,8 @@ public final class RemotePoller: RemoteRefreshing {
     private let resyncs = Mutex<Set<ContainerID>>([])
     /// Whether ``start()`` brought every container's changes in.
     private let started = Mutex(false)
+    /// Whether the provider said what it cannot do (``Provider/limitations()``): asked until it could tell.
+    private let limitationsRecorded = Mutex(false)
 
     /// How often a provider without push is polled by default: remote changes show within about this time.
     public static let defaultInterval: Duration = .seconds(1)
@@ -53,11 +55,20 @@ public final class RemotePoller: RemoteRefreshing {
             }
             fileSystem.recordProviderReachability(online: true, error: nil)
             started.withLock { $0 = true }
+            await recordLimitationsOnce()
             return true
         } catch {
             recordFailure(error)
             return false
         }
+    }
+
+    /// Passes what the provider cannot do on to `folio status`, once it can tell.
+    private func recordLimitationsOnce() async {
+        guard !limitationsRecorded.withLock({ $0 }), let limitations = await provider.limitations() else { return }
+        fileSystem.recordProviderLimitations(limitations)
+        limitationsRecorded.withLock { $0 = true }
+        for limitation in limitations { logger.notice("the remote is limited: \(limitation)") }
     }
 
     /// Asks the provider for each container's changes since its anchor and merges them (a container whose
@@ -77,6 +88,7 @@ public final class RemotePoller: RemoteRefreshing {
             }
             if try await !takeItemsAgain() { complete = false }
             fileSystem.recordProviderReachability(online: true, error: nil)
+            await recordLimitationsOnce()
             return complete
         } catch {
             recordFailure(error)

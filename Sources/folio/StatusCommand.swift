@@ -46,6 +46,7 @@ struct StatusCommand: ParsableCommand {
                 }
                 print("provider: OFFLINE\(reason ?? ""); uploads wait until it is back")
             }
+            for limitation in summary.providerLimitations { print("LIMITED:  \(limitation)") }
             let needYou = summary.waitingForUser > 0 ? " (\(summary.waitingForUser) need you)" : ""
             print("uploads:  \(summary.pendingUploads) pending\(needYou), \(summary.uploadsInFlight) in flight")
             let states = summary.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }

@@ -28,6 +28,11 @@ final class WebDAVMountTests: WebDAVMountTestCase {
         XCTAssertEqual(reply.status, 200)
         XCTAssertEqual(reply.text, "hello\n", "served over HTTP as written")
         XCTAssertEqual(try server.request("GET", Self.collection + "com.folio.drive/dir/b.txt").status, 404)
+        // Apache keeps properties and honours conditions: `folio status` names no limitation (as it does over
+        // rclone: WebDAVServerLimitsMountTests).
+        let status = device.folio("status '\(device.mountpoint)'").stdout
+        XCTAssertTrue(status.contains("provider: online"), status)
+        XCTAssertFalse(status.contains("LIMITED"), status)
     }
 
     func testTwoMountsOfOneServerSeeEachOthersChanges() throws {

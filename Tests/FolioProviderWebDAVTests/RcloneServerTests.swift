@@ -1,4 +1,5 @@
 import FolioProviderWebDAV
+import FolioTestServers
 import Foundation
 import XCTest
 

@@ -1,4 +1,3 @@
-import FolioTestServers
 import Foundation
 import XCTest
 
@@ -21,19 +20,19 @@ import XCTest
 /// - Its VFS caches folder listings (`--dir-cache-time`, 5 min by default): a file put in the root behind its back
 ///   after the folder was listed is neither listed nor served (404) until the cache expires; changes made through
 ///   the server show at once. `dirCacheTime: "0s"` makes it see the root as it is at every request.
-final class RcloneServer: WebDAVTestServer {
+public final class RcloneServer: WebDAVTestServer {
     /// The folder the server serves, as `/`.
-    let documentRoot: String
+    public let documentRoot: String
     /// `http://127.0.0.1:PORT`.
-    let baseURL: URL
+    public let baseURL: URL
     /// curl set up with the server's credentials.
-    let curl: Curl
+    public let curl: Curl
     private let folder: String
     private let server: ServerProcess
 
     /// Starts a server (trying a few ports), waiting at most 15 s for it to answer; with `user`, only that user
     /// and password are let in (Basic auth); `dirCacheTime` (`"0s"`) replaces rclone's 5 min listing cache.
-    init(user: (name: String, password: String)? = nil, dirCacheTime: String? = nil) throws {
+    public init(user: (name: String, password: String)? = nil, dirCacheTime: String? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone") else {
             throw XCTSkip("rclone is not installed (scripts/bootstrap installs it)")
         }
@@ -76,17 +75,17 @@ final class RcloneServer: WebDAVTestServer {
     }
 
     /// Kills the server and its children at once (SIGKILL), keeping its folder and port for ``start()``.
-    func kill() {
+    public func kill() {
         server.kill()
     }
 
     /// Starts the server again after ``kill()``, on the same port and root, and waits until it answers.
-    func start() throws {
+    public func start() throws {
         try server.start()
     }
 
     /// Ends the server and removes its folder.
-    func stop() {
+    public func stop() {
         server.stop()
         try? FileManager.default.removeItem(atPath: folder)
     }
