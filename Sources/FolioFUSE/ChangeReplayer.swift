@@ -156,7 +156,8 @@ final class ChangeReplayer: Sendable {
         }
         run(batch.steps, invalidate: invalidate)
         if scanned {
-            let watches = watched.map { "\($0.inodes.count) watched inodes" } ?? "any may be: fanotify in use, or processes it cannot look into"
+            let watches = watched.map { "\($0.inodes.count) watched inodes" }
+                ?? "any may be: fanotify in use, or processes it cannot look into"
             logger.info(.init(stringLiteral: "replayed \(changes.count - skipped) of \(changes.count) remote changes: "
                 + "where a program watches (\(watches))"))
         }

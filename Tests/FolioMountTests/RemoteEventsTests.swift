@@ -172,13 +172,16 @@ class RemoteEventsTests: MountTestCase {
             let staging = fixture.root + "/staging-\(folder)"
             Shell.check("mkdir '\(staging)' && cd '\(staging)' && for i in $(seq -w 1 1000); do echo $i > f$i; done")
             Shell.check("mv '\(staging)' '\(fixture.remotePath(folder))'")
-            XCTAssertTrue(Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path(folder)) })
+            XCTAssertTrue(
+                Shell.waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: self.fixture.path(folder)) })
         }
         let watcher = try InotifyWatcher(
             ["--format", "%e %w%f", fixture.path("watched")], base: fixture.mountpoint, directory: fixture.root)
         defer { watcher.stop() }
         let replayed = { (made: Int) in
-            self.fixture.log.components(separatedBy: "\n").contains { $0.contains("replayed \(made) of 1000 remote changes") }
+            self.fixture.log.components(separatedBy: "\n").contains {
+                $0.contains("replayed \(made) of 1000 remote changes")
+            }
         }
         XCTAssertEqual(Shell.check("ls -l '\(fixture.path("quiet"))' | grep -c '^-'"), "1000\n")
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { replayed(0) }, "the unwatched folder: \(fixture.log.suffix(2000))")
@@ -209,7 +212,9 @@ class RemoteEventsTests: MountTestCase {
         let before = fixture.log.components(separatedBy: "replayed 1000 of 1000").count
         XCTAssertEqual(Shell.check("ls -l '\(fixture.path("fanotified"))' | grep -c '^-'"), "1000\n")
         XCTAssertTrue(
-            Shell.waitUntil(timeout: 30) { self.fixture.log.components(separatedBy: "replayed 1000 of 1000").count > before },
+            Shell.waitUntil(timeout: 30) {
+                self.fixture.log.components(separatedBy: "replayed 1000 of 1000").count > before
+            },
             "under fanotify: \(fixture.log.suffix(2000))")
         XCTAssertEqual(fixture.pendingUploads, 0, "the replays uploaded nothing")
     }

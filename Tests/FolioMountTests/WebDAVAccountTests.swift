@@ -123,6 +123,86 @@ final class WebDAVAccountTests: WebDAVMountTestCase {
         XCTAssertFalse(device.isMounted)
     }
 
+    /// `Mount/folio@.service` run as systemd runs it (no systemd here): its `Environment=`, then the documented
+    /// `~/.config/folio/NAME.env` (`FOLIO_REMOTE`, `FOLIO_OPTIONS` with `--user` and `--password-file`), `%h` and
+    /// `%i` filled in, `${VAR}` as one word and `$VAR` split at spaces; its `ExecStartPre=` lines, its `ExecStart=`
+    /// in the foreground, and its `ExecStop=`.
+    func testTheSystemdUnitMountsAServerNamedInItsEnvironmentFile() throws {
+        let setup = try paths()
+        let home = setup.root + "/home"
+        let name = "Work"
+        let file = try passwordFile(setup, Self.password + "\n", mode: 0o600)
+        try FileManager.default.createDirectory(atPath: home + "/.config/folio", withIntermediateDirectories: true)
+        let environmentFile = home + "/.config/folio/\(name).env"
+        try "FOLIO_REMOTE=\(remoteURL)\nFOLIO_OPTIONS=--user ann --password-file \(file) --poll-interval 1\n"
+            .write(toFile: environmentFile, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: environmentFile)
+
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let unit = try String(contentsOfFile: repository + "/Mount/folio@.service", encoding: .utf8)
+        let lines = unit.split(separator: "\n").map(String.init)
+        func values(_ key: String) -> [String] {
+            lines.filter { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+        }
+        var variables: [String: String] = [:]
+        func expand(_ text: String) -> String {
+            text.replacingOccurrences(of: "%h", with: home).replacingOccurrences(of: "%i", with: name)
+        }
+        for assignment in values("Environment") {
+            let parts = expand(assignment).split(separator: "=", maxSplits: 1).map(String.init)
+            variables[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        for path in values("EnvironmentFile") {
+            let text = try String(contentsOfFile: expand(path.hasPrefix("-") ? String(path.dropFirst()) : path),
+                encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+                variables[parts[0]] = parts.count > 1 ? parts[1] : ""
+            }
+        }
+        /// A command line of the unit as words: `${VAR}` one word, `$VAR` its value's words.
+        func words(_ line: String) -> [String] {
+            expand(line).split(separator: " ").flatMap { word -> [String] in
+                if word.hasPrefix("${"), word.hasSuffix("}") {
+                    return [variables[String(word.dropFirst(2).dropLast())] ?? ""]
+                }
+                if word.hasPrefix("$") {
+                    return (variables[String(word.dropFirst())] ?? "").split(separator: " ").map(String.init)
+                }
+                return [String(word)]
+            }.map { $0 == "/usr/local/bin/folio" ? MountFixture.executable : $0 }
+        }
+        for line in values("ExecStartPre") { Shell.check(words(line).joined(separator: " ")) }
+        let mountpoint = home + "/Folio-\(name)"
+        let start = words(try XCTUnwrap(values("ExecStart").first))
+        XCTAssertEqual(start.suffix(1), [mountpoint])
+        XCTAssertTrue(start.contains("--password-file") && !start.joined().contains(Self.password), "\(start)")
+
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: start[0])
+        daemon.arguments = Array(start.dropFirst())
+        daemon.environment = setup.environment.merging(["HOME": home]) { $1 }
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        addTeardownBlock {
+            if daemon.isRunning { daemon.terminate() }
+            Shell.run("fusermount3 -u -z '\(mountpoint)' 2>/dev/null; true")
+        }
+        let mounted = {
+            ((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "").contains(" \(mountpoint) ")
+        }
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { mounted() }, "the unit's ExecStart did not mount")
+        Shell.check("echo 'through the unit' > '\(mountpoint)/unit.txt'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { self.serverText("unit.txt") == "through the unit\n" })
+
+        for line in values("ExecStop") { Shell.check(words(line).joined(separator: " ")) }
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) { !daemon.isRunning }, "the daemon ends after ExecStop")
+        XCTAssertEqual(daemon.terminationStatus, 0)
+        XCTAssertFalse(mounted())
+    }
+
     func testTheDefaultStateFolderOfAServerIsNamedAfterItsAddress() throws {
         let device = try paths()
         let home = device.root + "/home"

@@ -248,7 +248,9 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
         reader.terminate()
         reader.waitUntilExit()
         // (Apache logs the dead daemon's `GET` once it finds the connection gone.)
-        let isGet = { (entry: ApacheServer.AccessLogEntry) in entry.method == "GET" && entry.path == self.urlPath(name) }
+        let isGet = { (entry: ApacheServer.AccessLogEntry) in
+            entry.method == "GET" && entry.path == self.urlPath(name)
+        }
         XCTAssertTrue(Shell.waitUntil(timeout: 30) { self.server.accessLog().contains(where: isGet) })
         let logged = server.settledAccessLog().count
 
