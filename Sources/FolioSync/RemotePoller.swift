@@ -55,7 +55,6 @@ public final class RemotePoller: RemoteRefreshing {
             }
             fileSystem.recordProviderReachability(online: true, error: nil)
             started.withLock { $0 = true }
-            await recordLimitationsOnce()
             return true
         } catch {
             recordFailure(error)
@@ -63,7 +62,8 @@ public final class RemotePoller: RemoteRefreshing {
         }
     }
 
-    /// Passes what the provider cannot do on to `folio status`, once it can tell.
+    /// Passes what the provider cannot do on to `folio status`, once it can tell (from the polls, not from
+    /// ``start()``: finding it out can take a WebDAV server a few requests, which the mount does not wait for).
     private func recordLimitationsOnce() async {
         guard !limitationsRecorded.withLock({ $0 }), let limitations = await provider.limitations() else { return }
         fileSystem.recordProviderLimitations(limitations)
