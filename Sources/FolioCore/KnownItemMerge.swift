@@ -102,17 +102,20 @@ struct KnownItemMerge: Equatable {
             guard result.outcome == .updated else { return result }
             node = result.node
         }
+        // Where the remote holds no mode or time of the item, the ones here stay (a time comes with new content).
+        let mode = item.metadataKept ? item.mode : node.mode
+        let time = item.metadataKept || contentChanged ? item.modificationTime : node.modificationTime
         // (A folder's time follows its children: their own replays say enough.)
-        result.attributesChanged = node.mode != item.mode
-            || (node.kind != .directory && node.modificationTime != item.modificationTime)
+        result.attributesChanged = node.mode != mode
+            || (node.kind != .directory && node.modificationTime != time)
         if moved {
             result.origin = ExternalReference.Location(parent: node.parent, name: node.name)
             node.parent = parent
             node.name = item.name
         }
-        node.mode = item.mode
+        node.mode = mode
         if node.kind != .directory || (!node.timeDirty && !surroundings.folderTimeMayBeEcho) {
-            node.modificationTime = item.modificationTime
+            node.modificationTime = time
         }
         node.symlinkTarget = item.symlinkTarget
         node.remoteVersion = item.version

@@ -26,8 +26,13 @@ public struct RemoteItem: Hashable, Sendable, Codable {
     /// the next enumeration brings the other writer's version as a remote change. `false` elsewhere; never
     /// encoded (it belongs to one answer, not to the item).
     public var changedElsewhere: Bool = false
+    /// Whether ``mode`` and ``modificationTime`` are the item's own, as set through Folio. `false` where the
+    /// provider holds none of that metadata for the item (a WebDAV server that keeps no properties): the mode is
+    /// then a default and the time the server's own, so a known item keeps the mode and time it has on this device
+    /// (its time is the remote's only when its content changes there). Never encoded.
+    public var metadataKept: Bool = true
 
-    // (Written out so that ``changedElsewhere`` is not encoded.)
+    // (Written out so that ``changedElsewhere`` and ``metadataKept`` are not encoded.)
     private enum CodingKeys: String, CodingKey {
         case id, container, parentID, name, kind, size, modificationTime, mode, symlinkTarget, version
     }

@@ -91,11 +91,15 @@ extension WebDAVProvider {
             ?? Timestamp(seconds: 0, nanoseconds: 0)
         let mode = properties.folio["mode"].flatMap { UInt32($0, radix: 8) }.map { $0 & 0o7777 }
             ?? (kind == .directory ? 0o755 : 0o644)
-        return RemoteItem(
+        var item = RemoteItem(
             id: id, container: container, parentID: parent.isContainerRoot ? nil : parent, name: name, kind: kind,
             size: size, modificationTime: modified, mode: mode, symlinkTarget: symlink,
             version: kind == .directory
                 ? "folder:\(Self.text(modified)):\(String(mode, radix: 8))" : Self.version(properties, size: size))
+        // No mode set through Folio (a server that keeps no properties, or a resource another client made): the
+        // mode is a default and the time the server's, which do not replace what this device has.
+        item.metadataKept = properties.folio["mode"] != nil
+        return item
     }
 
     /// A file's version: its ETag (or its modification time and size where the server sends none), followed by

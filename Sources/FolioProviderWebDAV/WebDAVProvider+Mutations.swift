@@ -327,8 +327,7 @@ extension WebDAVProvider {
         // (A file that lost its properties to a server killed mid-`MOVE` has no writer's tag either; on a server that
         // keeps none, a missing tag is all there is, and the retry takes it for a change: a conflict, nothing lost.)
         let hasID = properties.folio["id"] != nil
-        let keepsProperties = try await serverTraits().keepsDeadProperties
-        let lostProperties = !hasID && keepsProperties
+        let lostProperties = hasID ? false : try await serverTraits().keepsDeadProperties
         if template.kind != .directory, !lostProperties, let tag = template.retryTag,
             !Self.isOwnWrite(properties, tag: tag, version: Self.version(properties, size: properties.contentLength ?? 0))
         {

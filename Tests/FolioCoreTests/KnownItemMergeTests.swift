@@ -136,4 +136,24 @@ final class KnownItemMergeTests: XCTestCase {
             surroundings: .init())
         XCTAssertTrue(merged.node.childrenListed)
     }
+
+    func testWhereTheRemoteKeepsNoModeOrTimeTheOnesHereStayUntilItsContentChanges() {
+        var node = file(.materialized, version: "v2")
+        node.mode = 0o600
+        var same = remote(version: "v2", size: 5)
+        same.metadataKept = false  // a default mode, the server's time
+        let kept = merge(node, same)
+        XCTAssertEqual(kept.node.mode, 0o600)
+        XCTAssertEqual(kept.node.modificationTime, then)
+        XCTAssertFalse(kept.attributesChanged)
+        var changed = remote(version: "v3")
+        changed.metadataKept = false
+        let replaced = merge(node, changed)
+        XCTAssertTrue(replaced.contentReplaced)
+        XCTAssertEqual(replaced.node.mode, 0o600, "the mode stays")
+        XCTAssertEqual(replaced.node.modificationTime, later, "new content brings the server's time")
+        var folio = remote(version: "v2", size: 5)
+        folio.mode = 0o640
+        XCTAssertEqual(merge(node, folio).node.mode, 0o640, "a mode the remote keeps is taken")
+    }
 }

@@ -19,7 +19,7 @@ final class WebDAVServerLimitsMountTests: XCTestCase {
         try device.start()
 
         let note = device.path("note.txt")
-        Shell.check("printf 'kept here' > '\(note)' && chmod 600 '\(note)'")
+        Shell.check("printf 'kept here' > '\(note)' && chmod 600 '\(note)' && touch -m -d @1000000000 '\(note)'")
         device.waitForUploads(timeout: 60)
         XCTAssertEqual(
             try? String(contentsOfFile: server.documentRoot + "/folio/com.folio.drive/note.txt", encoding: .utf8),
@@ -36,9 +36,16 @@ final class WebDAVServerLimitsMountTests: XCTestCase {
         XCTAssertTrue(status.contains("LIMITED:  the server ignores conditional requests"), status)
         XCTAssertTrue(status.contains("provider: online"), status)
         XCTAssertTrue(status.contains("uploads:  0 pending"), status)
-        // The mode the server could not keep stays here.
-        let mode = (try FileManager.default.attributesOfItem(atPath: note)[.posixPermissions] as? Int) ?? 0
-        XCTAssertEqual(mode, 0o600)
+        // The mode and time the server could not keep stay here, also after a poll listed the folder again (one
+        // that brought a file another client put there).
+        try "from elsewhere".write(
+            toFile: server.documentRoot + "/folio/com.folio.drive/other.txt", atomically: false, encoding: .utf8)
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: device.path("other.txt")) },
+            "the file put on the server never appeared")
+        let attributes = try FileManager.default.attributesOfItem(atPath: note)
+        XCTAssertEqual(attributes[.posixPermissions] as? Int, 0o600)
+        XCTAssertEqual((attributes[.modificationDate] as? Date)?.timeIntervalSince1970, 1_000_000_000)
         XCTAssertTrue(device.log.contains("the remote is limited: the server keeps no properties"), device.log)
     }
 }
