@@ -43,6 +43,9 @@ struct State: Sendable {
     /// Open handles per inode that bypass the page cache.
     var directHandles: [UInt64: Int] = [:]
     var progress: [UInt64: (done: Int64, total: Int64)] = [:]
+    /// The bytes of a placeholder's current version kept here after the last reader closed (``PartialContent``),
+    /// by inode: the node is `partial` and the next download of that version starts from them.
+    var partials: [UInt64: PartialContent] = [:]
     var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
     var directoryListings: [UInt64: [ListedEntry]] = [:]
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.

@@ -53,13 +53,26 @@ extension FolioFileSystem {
     /// file that cannot be evicted is an error saying why; in a folder such files are skipped and reported.
     public func evict(_ ino: UInt64) throws(FolioError) -> EvictionReport {
         try refuseVirtual(ino)
+        var dropped: [PartialContent] = []
         let (report, evicted) = try state.withLock { state throws(FolioError) -> (EvictionReport, [UInt64]) in
             guard let root = state.nodes[ino] else { throw .notFound("inode \(ino)") }
             var report = EvictionReport()
             var evicted: [UInt64] = []
             for next in subtree(of: ino, state: state) {
                 guard let node = state.nodes[next], node.kind == .file else { continue }
-                if node.state == .placeholder { continue }
+                if node.state == .placeholder {
+                    // A partial file's bytes go with it (those of a download still read go when its reads end).
+                    if let kept = state.partials.removeValue(forKey: next) {
+                        dropped.append(kept)
+                        report.freedBytes += kept.present
+                        report.evicted += 1
+                        evicted.append(next)
+                    } else if (state.progress[next]?.done ?? 0) > 0 {
+                        if root.kind == .file { throw .busy("\(node.name) is open; not evicted") }
+                        report.skipped.append("\(node.name): is open")
+                    }
+                    continue
+                }
                 if let reason = evictionRefusal(node, state: state, explicit: true) {
                     if root.kind == .file { throw .busy("\(node.name) \(reason); not evicted") }
                     report.skipped.append("\(node.name): \(reason)")
@@ -71,6 +84,7 @@ extension FolioFileSystem {
             }
             return (report, evicted)
         }
+        removePartialFiles(dropped)
         for ino in evicted { invalidator?.invalidateInode(ino) }
         return report
     }

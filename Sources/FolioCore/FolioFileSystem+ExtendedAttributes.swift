@@ -27,9 +27,10 @@ extension FolioFileSystem {
 
     private func folioAttribute(_ node: Node, name: String, state: borrowing State) -> String? {
         switch name {
-        case "user.folio.state": return node.state.name
+        case "user.folio.state": return displayedState(of: node, state: state)
         case "user.folio.progress":
             if let progress = state.progress[node.ino] { return "\(progress.done)/\(progress.total)" }
+            if let kept = state.partials[node.ino] { return "\(kept.present)/\(kept.size)" }
             return node.state.hasLocalContent || node.kind != .file ? "\(node.size)/\(node.size)" : "0/\(node.size)"
         case "user.folio.id": return node.itemID.rawValue
         case "user.folio.container": return node.container.rawValue
@@ -38,6 +39,15 @@ extension FolioFileSystem {
         case "user.folio.versions": return conflictVersionsAttribute(node, state: state)
         default: return nil
         }
+    }
+
+    /// The state `user.folio.state` and `folio status` show: a placeholder some of whose bytes are here (kept, or
+    /// fetched by reads of a download nobody fetches more of now) is `partial`.
+    func displayedState(of node: Node, state: borrowing State) -> String {
+        if node.state == .placeholder, state.partials[node.ino] != nil || (state.progress[node.ino]?.done ?? 0) > 0 {
+            return "partial"
+        }
+        return node.state.name
     }
 
     /// `user.folio.versions`: one line per conflict version of a conflicted item — its version, origin, time

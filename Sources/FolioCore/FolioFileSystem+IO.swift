@@ -309,7 +309,7 @@ extension FolioFileSystem {
         if let partial = source.pending {
             // A reader of a download: the bytes it reads may not be here yet.
             let wanted = offset..<max(offset, min(offset + Int64(size), source.size))
-            if partial.contains(wanted) { source.pending = nil } else { prefetch = nil }
+            if partial.read(wanted) { source.pending = nil } else { prefetch = nil }
         }
         if let prefetch, !prefetch.isEmpty { cache.prefetch(source.fd, prefetch) }
         return source

@@ -91,9 +91,62 @@ extension FolioFileSystem {
         return installed
     }
 
+    // MARK: Partial content
+
+    /// Keeps the bytes `record` names (durable, the record written) as the `partial` content of `ino`, if the node
+    /// still is a placeholder of that version; returns whether it did (if not, the files are still the caller's).
+    public func keepPartialContent(_ ino: UInt64, record: PartialContentRecord) -> Bool {
+        let (kept, stale) = state.withLock { state -> (Bool, [PartialContent]) in
+            guard let node = state.node(ino), node.remoteVersion == record.version, node.size == record.size,
+                  !node.state.hasLocalContent
+            else { return (false, []) }
+            let previous = state.partials[ino]
+            state.partials[ino] = PartialContent(record)
+            return (true, [previous].compactMap { $0 }.filter { $0.file != record.file })
+        }
+        removePartialFiles(stale)
+        return kept
+    }
+
+    /// The record of the bytes of `version` of `ino` kept here, handed over to a download that starts from them
+    /// (the core forgets them: the download owns the files now); `nil` when none are kept for that version.
+    public func claimPartialContent(_ ino: UInt64, version: String) -> PartialContentRecord? {
+        let claimed = state.withLock { state -> PartialContent? in
+            guard let kept = state.partials[ino], kept.version == version else { return nil }
+            state.partials[ino] = nil
+            return kept
+        }
+        guard let claimed else { return nil }
+        guard let record = cache.readPartialRecord(named: claimed.recordName), record.file == claimed.file else {
+            removePartialFiles([claimed])
+            return nil
+        }
+        return record
+    }
+
+    /// Forgets the kept bytes of nodes that are gone, have content of their own or another version now (the caller
+    /// removes their files outside the lock: ``removePartialFiles(_:)``).
+    func stalePartials(state: inout State) -> [PartialContent] {
+        var stale: [PartialContent] = []
+        for (ino, kept) in state.partials {
+            if let node = state.node(ino), node.remoteVersion == kept.version, !node.state.hasLocalContent { continue }
+            stale.append(kept)
+            state.partials[ino] = nil
+        }
+        return stale
+    }
+
+    /// Removes the version files and sidecars of kept bytes nobody owns any more.
+    func removePartialFiles(_ partials: [PartialContent]) {
+        for kept in partials {
+            cache.removePartialRecord(named: kept.recordName)
+            cache.remove(kept.file)
+        }
+    }
+
     /// At start: the version files of interrupted ranged downloads whose sidecar still describes a placeholder's
-    /// current version, with their sidecars (kept, to resume from); every other sidecar is left to garbage
-    /// collection. A node left `materializing` by a crash is a placeholder again.
+    /// current version, with their sidecars (kept, to resume from, as the node's partial content); every other
+    /// sidecar is left to garbage collection. A node left `materializing` by a crash is a placeholder again.
     func resumableDownloadFiles(state: inout State) -> Set<String> {
         for var node in state.nodes.values.filter({ $0.state == .materializing }) {
             do {
@@ -112,6 +165,7 @@ extension FolioFileSystem {
             else { continue }
             kept.insert(name)
             kept.insert(record.file)
+            state.partials[ino] = PartialContent(record)
         }
         return kept
     }

@@ -136,6 +136,7 @@ extension FolioFileSystem {
         epoch: UInt64?, _ body: (inout State, inout StoreBatch) throws(FolioError) -> MergeOutcome?,
         applied: ((inout State) -> Void)? = nil
     ) throws(FolioError) -> Bool {
+        var stale: [PartialContent] = []
         let outcome = try withStateLockForWriteThrough { state throws(FolioError) -> MergeOutcome? in
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
@@ -143,8 +144,11 @@ extension FolioFileSystem {
             try persist(batch, state: &state)
             applied?(&state)
             if outcome.conflictSeen { keeper?.contentChanged() }
+            // Bytes kept of a version the remote replaced, or of an item it removed, go.
+            if !state.partials.isEmpty { stale = stalePartials(state: &state) }
             return outcome
         }
+        removePartialFiles(stale)
         guard let outcome else { return false }
         deliver(outcome)
         return true

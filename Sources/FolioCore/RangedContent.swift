@@ -11,8 +11,12 @@ public protocol RangedContent: AnyObject, Sendable {
     var version: String { get }
     /// The version's size.
     var size: Int64 { get }
-    /// Whether every byte of `range` is in the file.
+    /// Whether every byte of `range` is in the file (a question, not a read: it fetches nothing).
     func contains(_ range: Range<Int64>) -> Bool
+    /// A read of `range` through a handle: whether every byte of it is in the file. A read that continues the
+    /// last ones fetches ahead of itself (and makes the reader sequential: the rest comes in the background);
+    /// opening fetches nothing.
+    func read(_ range: Range<Int64>) -> Bool
     /// Waits until every byte of `range` is in the file, fetching what nobody fetches yet first. A failed fetch
     /// fails the wait (`.io` for a version the provider no longer has, `.offline`, ...) and is tried again by the
     /// next read; cancelling the task stops waiting (`.interrupted`).

@@ -4,11 +4,17 @@ import Logging
 import Synchronization
 import SystemPackage
 
-/// One version of one placeholder downloaded by ranges into a version file of the content cache, filled in place.
+/// One version of one placeholder downloaded by ranges into a version file of the content cache, filled in place
+/// (File Provider's partial contents).
 ///
-/// A read waits only for its own bytes: the missing ones nobody fetches yet are fetched first, in whole aligned
-/// chunks (``chunkSize``), as their own provider calls; the rest arrives in the background from the first open
-/// on, sequentially, in steps growing from one chunk with the throughput (``backgroundStepDuration``).
+/// Opening fetches nothing. A read waits only for its own bytes: the missing ones nobody fetches yet are fetched
+/// first, in whole aligned pieces (``readAlignment``), as their own provider calls. A read that continues the last
+/// ones fetches ahead of itself too: a quarter of what the run of such reads has read so far (at least
+/// ``firstReadahead``, at most ``largestReadahead``; the kernel's own readahead already runs ahead of the reader); a
+/// run ``largestReadahead`` long is a sequential reader (`cp`, `cat`, a player), and the rest of the file then
+/// arrives in the background from where it reads, in steps growing with the throughput
+/// (``backgroundStepDuration``). A whole-file waiter (`folio download`, a pin, an open for writing) starts the
+/// background too. Random reads fetch what they read and nothing more.
 /// Readers of the same bytes share one fetch. Bytes count as here only once the provider call that fetched them
 /// succeeded (it checks the version after copying): a version changed meanwhile never mixes into the file. A
 /// provider that checks the version before writing and writes in order (``Provider/reportsFinalBytesInOrder``,
@@ -19,18 +25,27 @@ import SystemPackage
 /// What is here is persisted beside the file (``PartialContentRecord``, written only after those bytes are
 /// durable; at most every ``persistInterval``), so a daemon restarted after a crash resumes without ever serving
 /// a byte that was not fetched. The download lives while handles read through it, someone waits for the whole
-/// file, or the background goes on (after the last close too, until every byte is here, unless the last read was
-/// interrupted); when it ends incomplete, its fetches are cancelled and the file and its record are removed. Once
-/// every byte is here, the file becomes the item's content (`materialized`) and the record goes. (Stopping the
-/// background for readers that are not sequential, and keeping what they read, is a change of `join` and
-/// `endIfUnwanted` alone: the range map already tracks any set of ranges.)
+/// file; when it ends incomplete, its fetches are cancelled and what is here is kept as the node's partial content
+/// (``FolioFileSystem/keepPartialContent(_:record:)``: the next download of the version starts from it), or removed
+/// if the node moved on. Once every byte is here, the file becomes the item's content (`materialized`) and the
+/// record goes.
 ///
 /// Locks: `state` guards the bookkeeping and is never held across an `await` nor while calling the core or the
 /// provider; `reporting` serializes what is told to the core (state and progress) and `persisting` the record's
 /// writes and the installation; neither is ever taken while the core's lock is held.
 final class RangedDownload: RangedContent {
-    /// Bytes a read's fetch is aligned to.
+    /// Bytes a read's fetch is aligned to: a type sniffer's read of a few KiB fetches this much.
+    static let readAlignment: Int64 = 64 << 10
+    /// The background's first step.
     static let chunkSize: Int64 = 1 << 20
+    /// The readahead of the first read that continues the one before it (then a quarter of what the run read).
+    static let firstReadahead: Int64 = 128 << 10
+    /// The largest readahead, and the run of reads that makes a reader sequential: the rest of the file then comes
+    /// in the background.
+    static let largestReadahead: Int64 = 8 << 20
+    /// How far from where the last read ended a read may start and still continue it (the kernel sends the
+    /// pages of its own readahead as several reads at once, which may arrive out of order).
+    static let sequentialSlack: Int64 = 1 << 20
     /// Bytes one background fetch asks for at most.
     static let largestBackgroundStep: Int64 = 256 << 20
     /// How long one background fetch should take: its size follows the throughput seen (doubling at most), so
@@ -125,6 +140,12 @@ final class RangedDownload: RangedContent {
         var reservations = 0
         var nextID: UInt64 = 1
         var backgroundTask: Task<Void, Never>?
+        /// Someone wants the whole file (a whole-file waiter, or a sequential reader): the background runs (and is
+        /// started again by a read that succeeds after it failed).
+        var backgroundWanted = false
+        /// Where the current run of reads that continue each other began and how far it got (`nil`: no read yet).
+        var runStart: Int64 = 0
+        var readFront: Int64?
         /// Where the background goes on.
         var backgroundCursor: Int64 = 0
         /// The size of the background's next step: one chunk first (the first bytes come as soon as they can),
@@ -191,7 +212,8 @@ final class RangedDownload: RangedContent {
             container: target.container, itemID: target.itemID, version: target.version)
         var present = ByteRanges()
         let fileName: String
-        if let record = cache.readPartialRecord(named: recordName), record.itemID == target.itemID,
+        if let record = fileSystem.claimPartialContent(target.ino, version: target.version),
+           record.itemID == target.itemID,
            record.container == target.container, record.version == target.version, record.size == target.size {
             fileName = record.file
             present = record.present
@@ -222,8 +244,7 @@ final class RangedDownload: RangedContent {
             if state.hasEnded { return (false, 0) }
             state.wasInterrupted = false
             if asHandle {
-                state.handles += 1
-                startBackground(state: &state)
+                state.handles += 1  // (an open fetches nothing: its reads do)
             } else {
                 state.reservations += 1
             }
@@ -248,11 +269,10 @@ final class RangedDownload: RangedContent {
     }
 
     /// Starts the clean-up if nobody is interested any more (the caller holds the lock); returns whether it did.
-    /// Once nobody reads or waits, the background goes on alone until every byte is here, unless the last read
-    /// was interrupted (Ctrl-C: nobody wants the rest) or the background stopped.
+    /// Once nobody reads or waits, the download ends (the background too: browsing a folder of videos downloads
+    /// none of them), keeping what is here.
     private func endIfUnwanted(_ state: inout State) -> Bool {
         guard !state.hasEnded, state.interest == 0 else { return false }
-        if state.backgroundTask != nil, !state.wasInterrupted, !isComplete.load(ordering: .acquiring) { return false }
         state.hasEnded = true
         var tasks = state.fetches.values.compactMap(\.task)
         if let background = state.backgroundTask { tasks.append(background) }
@@ -266,7 +286,10 @@ final class RangedDownload: RangedContent {
             for task in tasks { await task.value }
             let kept = persisting.withLock { persisted -> Bool in
                 if persisted.outcome == .installed { return true }
-                if persisted.outcome == .pending { persisted.outcome = .abandoned }
+                if persisted.outcome == .pending {
+                    persisted.outcome = .abandoned
+                    if keepPartial() { return true }
+                }
                 cache.removePartialRecord(named: recordName)
                 cache.remove(fileName)
                 return false
@@ -278,6 +301,9 @@ final class RangedDownload: RangedContent {
             if !kept {
                 logger.info(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) cancelled: "
                     + "nobody waits for it (\(present) of \(target.size) bytes were here, \(transferred) fetched)"))
+            } else if !isComplete.load(ordering: .acquiring) {
+                logger.info(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) paused: "
+                    + "\(present) of \(target.size) bytes kept here (\(transferred) fetched)"))
             } else {
                 logger.debug("download of \(target.itemID) (inode \(target.ino)) ended: \(transferred) bytes fetched")
             }
@@ -289,11 +315,71 @@ final class RangedDownload: RangedContent {
         return true
     }
 
+    /// Makes what is here durable and recorded, and hands it to the core as the node's partial content (the
+    /// caller holds `persisting`, every fetch ended); `false` when there is nothing to keep or the node moved on.
+    private func keepPartial() -> Bool {
+        let present = state.withLock { $0.present }
+        guard !present.isEmpty, fdatasync(descriptor) == 0 else { return false }
+        let record = PartialContentRecord(
+            container: target.container, itemID: target.itemID, version: target.version, size: size,
+            file: fileName, present: present)
+        do {
+            try cache.writePartialRecord(record)
+        } catch {
+            logger.warning("cannot record the ranges of \(target.itemID) here: \(error)")
+            return false
+        }
+        return fileSystem.keepPartialContent(target.ino, record: record)
+    }
+
     // MARK: Reads
 
     func contains(_ range: Range<Int64>) -> Bool {
         if isComplete.load(ordering: .acquiring) { return true }
         return state.withLock { $0.present.contains(range) }
+    }
+
+    func read(_ range: Range<Int64>) -> Bool {
+        if isComplete.load(ordering: .acquiring) { return true }
+        let (here, fetching) = state.withLock { state -> (Bool, Bool) in
+            let here = state.present.contains(range)
+            guard !state.hasEnded, !range.isEmpty else { return (here, false) }
+            return (here, readAhead(after: range, state: &state))
+        }
+        if fetching { report() }
+        return here
+    }
+
+    /// Follows the reads: one that continues the run of the last ones fetches ahead a quarter of what the run has
+    /// read (the caller holds the lock); once the run is ``largestReadahead`` long, the reader is sequential and the rest
+    /// comes in the background from where it reads. Returns whether a fetch started.
+    private func readAhead(after range: Range<Int64>, state: inout State) -> Bool {
+        let continues = state.readFront.map { abs(range.lowerBound - $0) <= Self.sequentialSlack } ?? false
+        if continues {
+            state.readFront = max(state.readFront ?? 0, range.upperBound)
+        } else {
+            state.runStart = range.lowerBound
+            state.readFront = range.upperBound
+        }
+        guard continues, let front = state.readFront, front < size, state.backgroundTask == nil else { return false }
+        let run = front - state.runStart
+        let readahead = min(max(run / 4, Self.firstReadahead), Self.largestReadahead)
+        if run >= Self.largestReadahead {
+            state.backgroundWanted = true
+            state.backgroundCursor = front
+            startBackground(state: &state)
+            return state.backgroundTask != nil
+        }
+        let alignment = Self.readAlignment
+        let upper = min((front + readahead + alignment - 1) / alignment * alignment, size)
+        var busy = state.waitedFor(followed: providerReportsFinalBytes)
+        var started = false
+        for part in busy.missing(in: front..<upper) {
+            busy.insert(part)
+            startFetch(part, background: false, state: &state)
+            started = true
+        }
+        return started
     }
 
     func waitUntilPresent(_ range: Range<Int64>) async throws(FolioError) {
@@ -321,9 +407,10 @@ final class RangedDownload: RangedContent {
             state.waiters[id] = Waiter(range: range, continuation: continuation)
             // The missing bytes nobody fetches yet, in whole chunks, are fetched now, before the background.
             var busy = state.waitedFor(followed: providerReportsFinalBytes)
+            let alignment = Self.readAlignment
             for piece in busy.missing(in: range) {
-                let lower = piece.lowerBound / Self.chunkSize * Self.chunkSize
-                let upper = min((piece.upperBound + Self.chunkSize - 1) / Self.chunkSize * Self.chunkSize, size)
+                let lower = piece.lowerBound / alignment * alignment
+                let upper = min((piece.upperBound + alignment - 1) / alignment * alignment, size)
                 for part in busy.missing(in: lower..<upper) {
                     busy.insert(part)
                     startFetch(part, background: false, state: &state)
@@ -381,6 +468,7 @@ final class RangedDownload: RangedContent {
                             return .failed(.interrupted("download of inode \(target.ino) interrupted"))
                         }
                         state.wholeWaiters[id] = continuation
+                        state.backgroundWanted = true
                         startBackground(state: &state)
                         return .wait
                     }
@@ -451,7 +539,11 @@ final class RangedDownload: RangedContent {
             }
             return .success(())
         } catch {
-            return .failure(FolioError(error))
+            let error = FolioError(error)
+            if case .interrupted = error {
+                logger.debug("fetch of bytes \(range.lowerBound)..<\(range.upperBound) of \(target.itemID) cancelled")
+            }
+            return .failure(error)
         }
     }
 
@@ -527,10 +619,7 @@ final class RangedDownload: RangedContent {
 
     /// Logs a failed fetch (a cancelled one quietly) and tells the core when the provider is offline.
     private func note(_ error: FolioError, range: Range<Int64>) {
-        if case .interrupted = error {
-            logger.debug("fetch of bytes \(range) of \(target.itemID) cancelled")
-            return
-        }
+        if case .interrupted = error { return }  // (logged by the fetch)
         logger.error(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) failed: bytes "
             + "\(range.lowerBound)..<\(range.upperBound): \(error)"))
         if case .offline = error { fileSystem.recordProviderOffline(error) }
@@ -550,10 +639,11 @@ final class RangedDownload: RangedContent {
 
     // MARK: Background
 
-    /// Starts the sequential background fetch if it is not running and bytes are missing (the caller holds
-    /// the lock).
+    /// Starts the sequential background fetch if someone wants it, it is not running and bytes are missing (the
+    /// caller holds the lock).
     private func startBackground(state: inout State) {
-        guard state.backgroundTask == nil, !state.hasEnded, !state.present.contains(0..<size) else { return }
+        guard state.backgroundWanted, state.backgroundTask == nil, !state.hasEnded, !state.present.contains(0..<size)
+        else { return }
         state.backgroundTask = Task { [self] in await runBackground() }
     }
 

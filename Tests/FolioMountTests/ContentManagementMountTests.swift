@@ -77,10 +77,11 @@ class ContentManagementMountTests: MountTestCase {
 
     func testCacheLimitEvictsLeastRecentlyUsedButNeverAnOpenFile() throws {
         let big = fixture.path("Big")
-        // b1 stays open for the whole test; b2 and b3 are read after it.
+        // b1 is read whole and stays open for the whole test (an open alone fetches nothing); b2 and b3 are read
+        // after it.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/bin/sh")
-        holder.arguments = ["-c", "exec 3<'\(big)/b1.bin'; read -r _ <&0"]
+        holder.arguments = ["-c", "exec 3<'\(big)/b1.bin'; cat <&3 > /dev/null; read -r _ <&0"]
         let input = Pipe()
         holder.standardInput = input
         try holder.run()
