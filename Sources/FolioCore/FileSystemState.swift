@@ -46,6 +46,9 @@ struct State: Sendable {
     /// The bytes of a placeholder's current version kept here after the last reader closed (``PartialContent``),
     /// by inode: the node is `partial` and the next download of that version starts from them.
     var partials: [UInt64: PartialContent] = [:]
+    /// The last reads that failed because the version they read is gone from the remote (`path: reason`, the
+    /// newest last, at most ``FolioFileSystem/readFailuresKept``), for `folio status`.
+    var readFailures: [String] = []
     var sessionWaiters: [UInt64: [UInt64: CheckedContinuation<Void, Never>]] = [:]
     var directoryListings: [UInt64: [ListedEntry]] = [:]
     /// Bumped by every metadata change, so an upload clears `metadataDirty` only if nothing changed since.

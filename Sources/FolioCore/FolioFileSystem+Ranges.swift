@@ -91,6 +91,21 @@ extension FolioFileSystem {
         return installed
     }
 
+    /// How many failed reads `folio status` shows.
+    static let readFailuresKept = 10
+
+    /// Records that reads of `ino` failed with `reason` (the version they read is gone from the remote: the next
+    /// open reads the new one), for `folio status`.
+    public func recordReadFailure(_ ino: UInt64, reason: String) {
+        state.withLock { state in
+            let name = state.path(of: ino) ?? state.node(ino)?.name ?? "inode \(ino)"
+            let line = "\(name): \(reason) (a new open reads the version the remote has now)"
+            state.readFailures.removeAll { $0 == line }
+            state.readFailures.append(line)
+            if state.readFailures.count > Self.readFailuresKept { state.readFailures.removeFirst() }
+        }
+    }
+
     // MARK: Partial content
 
     /// Keeps the bytes `record` names (durable, the record written) as the `partial` content of `ino`, if the node

@@ -84,6 +84,8 @@ public struct FileSystemStatus: Sendable, Codable {
     public var foldersNotListed = 0
     /// What the remote cannot do (``Provider/limitations()``).
     public var providerLimitations: [String] = []
+    /// The last reads that failed because the version they read is gone from the remote (`path: reason`).
+    public var readFailures: [String] = []
 }
 
 extension FolioFileSystem {
@@ -628,6 +630,7 @@ extension FolioFileSystem {
                 failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)
             (status.foldersListed, status.foldersNotListed) = state.nodes.folderListingCounts
             status.providerLimitations = state.providerLimitations
+            status.readFailures = state.readFailures
             return status
         }
     }

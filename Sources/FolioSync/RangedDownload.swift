@@ -622,7 +622,12 @@ final class RangedDownload: RangedContent {
         if case .interrupted = error { return }  // (logged by the fetch)
         logger.error(.init(stringLiteral: "download of \(target.itemID) (inode \(target.ino)) failed: bytes "
             + "\(range.lowerBound)..<\(range.upperBound): \(error)"))
-        if case .offline = error { fileSystem.recordProviderOffline(error) }
+        switch error {
+        case .offline: fileSystem.recordProviderOffline(error)
+        case .conflict, .notFound:
+            fileSystem.recordReadFailure(target.ino, reason: Self.readError(.failure(error)).description)
+        default: break
+        }
     }
 
     /// What a read waiting for a failed fetch fails with: `EIO` for a version the provider no longer has (one

@@ -55,6 +55,7 @@ struct StatusCommand: ParsableCommand {
             // Retried by themselves, then those that need the user.
             for waiting in summary.waiting { print("WAITING:  \(waiting)") }
             for failure in summary.failures { print("FAILED:   \(failure)") }
+            for failure in summary.readFailures { print("READ:     \(failure)") }
         }
         if let item = response.item {
             print("")

@@ -14,4 +14,38 @@ final class MountHelperTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "stdout:\n\(result.stdout)\nstderr:\n\(result.stderr)")
         XCTAssertTrue(result.stdout.contains("PASS") || result.stderr.contains("PASS"), result.stdout + result.stderr)
     }
+
+    /// Issue 19: `Mount/updatedb-prune.sh` keeps `updatedb` off Folio mounts only when asked: it adds `fuse.folio`
+    /// to PRUNEFS once (a second run changes nothing), adds the line where there is none, keeps the rest of the file,
+    /// takes it out again with `--remove`, and refuses a file that does not exist.
+    func testUpdatedbPruneAddsFolioOnceAndRemovesIt() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let script = repository + "/Mount/updatedb-prune.sh"
+        let folder = NSTemporaryDirectory() + "folio-prune-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let conf = folder + "/updatedb.conf"
+        try "PRUNE_BIND_MOUNTS=\"yes\"\nPRUNEFS=\"NFS afs\"\nPRUNEPATHS=\"/tmp\"\n".write(
+            toFile: conf, atomically: true, encoding: .utf8)
+        let read = { (try? String(contentsOfFile: conf, encoding: .utf8)) ?? "" }
+        XCTAssertEqual(Shell.run("sh '\(script)' '\(conf)'").status, 0)
+        XCTAssertEqual(read(), "PRUNE_BIND_MOUNTS=\"yes\"\nPRUNEFS = \"NFS afs fuse.folio\"\nPRUNEPATHS=\"/tmp\"\n")
+        let again = Shell.run("sh '\(script)' '\(conf)'")
+        XCTAssertEqual(again.status, 0)
+        XCTAssertTrue(again.stdout.contains("already"), again.stdout)
+        XCTAssertEqual(read().components(separatedBy: "fuse.folio").count, 2, "added once: \(read())")
+        XCTAssertEqual(Shell.run("sh '\(script)' --remove '\(conf)'").status, 0)
+        XCTAssertEqual(read(), "PRUNE_BIND_MOUNTS=\"yes\"\nPRUNEFS = \"NFS afs\"\nPRUNEPATHS=\"/tmp\"\n")
+
+        try "PRUNEPATHS=\"/tmp\"\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        XCTAssertEqual(Shell.run("sh '\(script)' '\(conf)'").status, 0)
+        XCTAssertEqual(read(), "PRUNEPATHS=\"/tmp\"\nPRUNEFS = \"fuse.folio\"\n")
+
+        let missing = Shell.run("sh '\(script)' '\(folder)/none.conf'")
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stderr.contains("does not exist"), missing.stderr)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["updatedb.conf"], "no file left over")
+    }
 }

@@ -116,9 +116,9 @@ class PlaceholderTests: MountTestCase {
         // The download nobody waits for stops; what arrived stays here (issue 19: a partial file), recorded, and
         // goes with an eviction.
         XCTAssertTrue(
-            Shell.waitUntil(timeout: 20) { self.attribute("user.folio.state", slow) == "partial" },
-            "the download nobody waits for stops: \(attribute("user.folio.state", slow))")
-        XCTAssertTrue(fixture.log.contains("paused"), fixture.log.suffix(2000).description)
+            Shell.waitUntil(timeout: 20) { self.fixture.log.contains("paused") },
+            "the download nobody waits for stops: \(fixture.log.suffix(2000))")
+        XCTAssertEqual(attribute("user.folio.state", slow), "partial")
         XCTAssertEqual(cachedFiles.filter { $0.hasSuffix(".ranges") }.count, 1, "\(cachedFiles)")
         XCTAssertEqual(cachedFiles.count, 2, "\(cachedFiles)")
         let evicted = fixture.folio("evict '\(slow)'")

@@ -164,6 +164,10 @@ final class RangedReadTests: MountTestCase {
             """
         let output = Shell.check("python3 - '\(big)' '\(remoteBig)' <<'EOF'\n\(script)\nEOF", timeout: 60)
         XCTAssertEqual(output, "True Input/output error\n")
+        // `folio status` says why the read failed.
+        let status = fixture.folio("status '\(fixture.mountpoint)'").stdout
+        XCTAssertTrue(
+            status.contains("READ:     big.bin: I/O error: the version being read is gone from the remote"), status)
         // Once the change is seen, a new open reads the new version.
         XCTAssertTrue(Shell.waitUntil(timeout: 30) {
             self.ddDigest(self.big, skip: 14000).stdout == self.ddDigest(self.remoteBig, skip: 14000).stdout
