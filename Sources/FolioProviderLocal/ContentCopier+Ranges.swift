@@ -17,7 +17,7 @@ extension ContentCopier {
         guard fstat(source.rawValue, &status) == 0 else { throw FolioError.system(Errno(rawValue: errno), what) }
         let size = Int64(status.st_size)
         let wanted = min(range.lowerBound, size)..<min(range.upperBound, size)
-        var pacing = Pacing(bandwidth: bandwidthBytesPerSecond)
+        var pacing = Pacing(bandwidth: bandwidthBytesPerSecond, link: link)
         var offset = wanted.lowerBound
         while offset < wanted.upperBound {
             let data = SparseFile.dataRange(in: source.rawValue, from: offset, size: wanted.upperBound)

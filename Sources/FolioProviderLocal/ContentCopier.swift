@@ -7,6 +7,8 @@ import SystemPackage
 struct ContentCopier: Sendable {
     /// Bytes per second to pace to; 0 copies at full speed.
     var bandwidthBytesPerSecond: Int64
+    /// The link the pace is shared on (every transfer of one direction), or `nil` to pace this copy alone.
+    var link: SimulatedLink? = nil
 
     /// The chunk size at full speed.
     static let fullSpeedChunkSize = 1 << 20
@@ -29,7 +31,7 @@ struct ContentCopier: Sendable {
         var status = stat()
         guard fstat(source.rawValue, &status) == 0 else { throw FolioError.system(Errno(rawValue: errno), what) }
         let size = Int64(status.st_size)
-        var pacing = Pacing(bandwidth: bandwidthBytesPerSecond)
+        var pacing = Pacing(bandwidth: bandwidthBytesPerSecond, link: link)
         var offset: Int64 = 0
         while let range = SparseFile.dataRange(in: source.rawValue, from: offset, size: size) {
             if range.lowerBound > offset { progress(range.lowerBound) }
@@ -62,22 +64,26 @@ struct ContentCopier: Sendable {
     }
 }
 
-/// Paces a copy to a simulated bandwidth: after each chunk, waits until the bytes copied so far are due (one
-/// pacing per provider call: a ranged fetch is paced on its own).
+/// Paces a copy to a simulated bandwidth: after each chunk, waits until the bytes copied so far are due, on the
+/// provider's shared ``SimulatedLink`` (concurrent calls divide the bandwidth) or, without one, on its own.
 struct Pacing {
     let bandwidth: Int64
+    /// The shared link, if the copy is paced on one (see ``SimulatedLink``).
+    let link: SimulatedLink?
     let clock = ContinuousClock()
     let start: ContinuousClock.Instant
     var copied: Int64 = 0
 
-    init(bandwidth: Int64) {
+    init(bandwidth: Int64, link: SimulatedLink? = nil) {
         self.bandwidth = bandwidth
+        self.link = link
         start = clock.now
     }
 
     mutating func wait(after count: Int64, what: String) async throws {
         copied += count
         guard bandwidth > 0 else { return }
+        if let link { return try await link.transfer(count, bandwidth: bandwidth, what: what) }
         do {
             try await Task.sleep(until: start + .seconds(Double(copied) / Double(bandwidth)), clock: clock)
         } catch {

@@ -55,7 +55,7 @@ extension LocalProvider {
             throw FolioError.system(error, "open \(destination) to fetch \(id)")
         }
         try await SystemCalls.closing(output, path: destination) {
-            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond, link: downlink)
             if let range {
                 _ = try await copier.copy(range, from: source, to: output, what: what, progress: progress)
             } else {
@@ -129,7 +129,7 @@ extension LocalProvider {
         defer { try? input.close() }
         var upload = try staging.newFile("upload")
         do {
-            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond)
+            let copier = ContentCopier(bandwidthBytesPerSecond: simulation.bandwidthBytesPerSecond, link: uplink)
             let size = try await copier.copy(from: input, to: upload.descriptor, what: what, progress: { _ in })
             upload.isSmall = size < DiskFlushGroup.smallFileLimit
             try prepare(&upload)

@@ -51,6 +51,9 @@ public final class LocalProvider: Provider {
     /// saw change is listed again instead of sweeping folders that did not (``RemoteTree/sweepFoldersPerCall``).
     /// It watches the folders the provider lists (the tree has it watch each one before reading it).
     let watcher = Mutex<RemoteWatcher?>(nil)
+    /// The simulated link's two directions: every fetch shares the one, every upload the other.
+    let downlink = SimulatedLink()
+    let uplink = SimulatedLink()
     /// Whether ``changes(in:since:)`` starts the watcher (false: changes by hand are found by the sweep alone,
     /// as where inotify is not available; for tests).
     let watchesForChanges = Atomic<Bool>(true)
