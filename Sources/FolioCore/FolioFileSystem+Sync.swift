@@ -623,8 +623,16 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
                 waiting.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
+            // Placeholders some of whose bytes are kept here count as `partial` (``displayedState(of:state:)``).
+            var states = state.nodes.stateCounts
+            let partial = state.partials.keys.filter { state.node($0)?.state == .placeholder }.count
+            if partial > 0 {
+                states["partial"] = partial
+                states["placeholder", default: 0] -= partial
+                if states["placeholder"] == 0 { states["placeholder"] = nil }
+            }
             var status = FileSystemStatus(
-                states: state.nodes.stateCounts, pendingUploads: state.tombstones.count + state.nodes.pending.count,
+                states: states, pendingUploads: state.tombstones.count + state.nodes.pending.count,
                 uploadsInFlight: state.sync.uploadsInFlight.count + state.sync.deletesInFlight.count,
                 providerOnline: state.providerOnline, lastProviderError: state.lastProviderError,
                 failures: failures.sorted(), waiting: waiting.sorted(), waitingForUser: state.uploadsWaitingForUser)

@@ -114,6 +114,8 @@ final class PartialReadTests: MountTestCase {
         XCTAssertFalse(fetchedTwice(movie))
         XCTAssertEqual(state(movie), "partial")
         XCTAssertEqual(progress(movie), "\(afterFirst)/\(Self.size)")
+        let status = fixture.folio("status '\(fixture.mountpoint)'").stdout
+        XCTAssertTrue(status.contains("partial 1"), status)
 
         // Read again by new opens: nothing is fetched again.
         for block in blocks {
