@@ -319,16 +319,7 @@ final class RangedDownload: RangedContent {
     /// caller holds `persisting`, every fetch ended); `false` when there is nothing to keep or the node moved on.
     private func keepPartial() -> Bool {
         let present = state.withLock { $0.present }
-        guard !present.isEmpty, fdatasync(descriptor) == 0 else { return false }
-        let record = PartialContentRecord(
-            container: target.container, itemID: target.itemID, version: target.version, size: size,
-            file: fileName, present: present)
-        do {
-            try cache.writePartialRecord(record)
-        } catch {
-            logger.warning("cannot record the ranges of \(target.itemID) here: \(error)")
-            return false
-        }
+        guard !present.isEmpty, let record = recordDurably(present) else { return false }
         return fileSystem.keepPartialContent(target.ino, record: record)
     }
 
@@ -738,20 +729,27 @@ final class RangedDownload: RangedContent {
             let now = ContinuousClock.now
             if let last = persisted.lastWrite, now - last < interval { return }
             persisted.lastWrite = now
-            let present = state.withLock { $0.present }
-            guard fdatasync(descriptor) == 0 else {
-                logger.warning("cannot make the download of \(target.itemID) durable: \(Errno(rawValue: errno))")
-                return
-            }
-            let record = PartialContentRecord(
-                container: target.container, itemID: target.itemID, version: target.version, size: size,
-                file: fileName, present: present)
-            do {
-                try cache.writePartialRecord(record)
-            } catch {
-                logger.warning("cannot record the ranges of \(target.itemID) here: \(error)")
-            }
+            _ = recordDurably(state.withLock { $0.present })
         }
+    }
+
+    /// Makes the file's bytes durable, then writes the record naming `present` (the caller holds `persisting`);
+    /// the record, or `nil` (logged) when either step failed.
+    private func recordDurably(_ present: ByteRanges) -> PartialContentRecord? {
+        guard fdatasync(descriptor) == 0 else {
+            logger.warning("cannot make the download of \(target.itemID) durable: \(Errno(rawValue: errno))")
+            return nil
+        }
+        let record = PartialContentRecord(
+            container: target.container, itemID: target.itemID, version: target.version, size: size,
+            file: fileName, present: present)
+        do {
+            try cache.writePartialRecord(record)
+        } catch {
+            logger.warning("cannot record the ranges of \(target.itemID) here: \(error)")
+            return nil
+        }
+        return record
     }
 
     /// Every byte is here: the file becomes the item's content (if the item still is a placeholder of this
