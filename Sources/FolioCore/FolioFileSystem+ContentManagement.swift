@@ -128,26 +128,44 @@ extension FolioFileSystem {
         }
     }
 
-    /// Bytes of content kept locally (every committed version an item points to).
+    /// Bytes of content kept locally (every committed version an item points to, and the bytes of partial files).
     public func cachedBytes() -> Int64 {
-        state.withLock { state in state.nodes.values.reduce(0) { $0 + $1.cachedContentSize } }
+        state.withLock { state in
+            state.nodes.values.reduce(0) { $0 + $1.cachedContentSize }
+                + state.partials.values.reduce(0) { $0 + $1.present }
+        }
     }
 
-    /// Evicts the least recently used clean, unpinned, closed files until the local content is at most
-    /// `limit` bytes (or nothing more can go); never an open, dirty or pinned one.
+    /// Evicts the least recently used clean, unpinned, closed files, and the bytes of partial files nobody has
+    /// open, until the local content is at most `limit` bytes (or nothing more can go); never an open, dirty or
+    /// pinned one.
     @discardableResult
     public func enforceCacheLimit(_ limit: Int64) -> EvictionReport {
+        var dropped: [PartialContent] = []
         let (report, evicted) = state.withLock { state -> (EvictionReport, [UInt64]) in
             var total = state.nodes.values.reduce(Int64(0)) { $0 + $1.cachedContentSize }
+                + state.partials.values.reduce(Int64(0)) { $0 + $1.present }
             var report = EvictionReport()
             guard total > limit else { return (report, []) }
-            let candidates = state.nodes.values.filter { node in
+            let whole = state.nodes.values.filter { node in
                 node.kind == .file && node.cachedContentSize > 0
                     && evictionRefusal(node, state: state, explicit: false) == nil
-            }.sorted { lastUse(of: $0, state: state) < lastUse(of: $1, state: state) }
+            }
+            let partial = state.partials.keys.compactMap { ino -> Node? in
+                guard let node = state.nodes[ino], !node.pinned, state.openCount(ino) == 0 else { return nil }
+                return node
+            }
+            let candidates = (whole + partial).sorted { lastUse(of: $0, state: state) < lastUse(of: $1, state: state) }
             var evicted: [UInt64] = []
             for node in candidates where total > limit {
-                let freed = evictNow(node, state: &state)
+                let freed: Int64
+                if node.state.hasLocalContent {
+                    freed = evictNow(node, state: &state)
+                } else {
+                    guard let kept = state.partials.removeValue(forKey: node.ino) else { continue }
+                    dropped.append(kept)
+                    freed = kept.present
+                }
                 total -= freed
                 report.freedBytes += freed
                 report.evicted += 1
@@ -155,6 +173,7 @@ extension FolioFileSystem {
             }
             return (report, evicted)
         }
+        removePartialFiles(dropped)
         for ino in evicted { invalidator?.invalidateInode(ino) }
         if report.evicted > 0 {
             logger.info("cache limit: evicted \(report.evicted) files (\(report.freedBytes) bytes)")

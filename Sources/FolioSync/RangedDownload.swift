@@ -43,8 +43,9 @@ final class RangedDownload: RangedContent {
     /// The largest readahead, and the run of reads that makes a reader sequential: the rest of the file then comes
     /// in the background.
     static let largestReadahead: Int64 = 8 << 20
-    /// How far from where the last read ended a read may start and still continue it (the kernel sends the
-    /// pages of its own readahead as several reads at once, which may arrive out of order).
+    /// How far from where the run of reads got a read may start and still belong to it (the kernel sends the pages
+    /// of its own readahead as several reads at once, which may arrive out of order). A run is sequential only
+    /// while its reads cover at least half of the bytes it spans: a reader that skips through a file is not.
     static let sequentialSlack: Int64 = 1 << 20
     /// Bytes one background fetch asks for at most.
     static let largestBackgroundStep: Int64 = 256 << 20
@@ -143,9 +144,11 @@ final class RangedDownload: RangedContent {
         /// Someone wants the whole file (a whole-file waiter, or a sequential reader): the background runs (and is
         /// started again by a read that succeeds after it failed).
         var backgroundWanted = false
-        /// Where the current run of reads that continue each other began and how far it got (`nil`: no read yet).
+        /// Where the current run of reads that continue each other began, how far it got (`nil`: no read yet), and
+        /// how many bytes its reads asked for.
         var runStart: Int64 = 0
         var readFront: Int64?
+        var runBytes: Int64 = 0
         /// Where the background goes on.
         var backgroundCursor: Int64 = 0
         /// The size of the background's next step: one chunk first (the first bytes come as soon as they can),
@@ -341,19 +344,23 @@ final class RangedDownload: RangedContent {
         return here
     }
 
-    /// Follows the reads: one that continues the run of the last ones fetches ahead a quarter of what the run has
-    /// read (the caller holds the lock); once the run is ``largestReadahead`` long, the reader is sequential and the rest
-    /// comes in the background from where it reads. Returns whether a fetch started.
+    /// Follows the reads: one that continues a dense run of the last ones fetches ahead a quarter of what the run
+    /// has read (the caller holds the lock); once the run has read ``largestReadahead``, the reader is sequential and
+    /// the rest comes in the background from where it reads. Returns whether a fetch started.
     private func readAhead(after range: Range<Int64>, state: inout State) -> Bool {
         let continues = state.readFront.map { abs(range.lowerBound - $0) <= Self.sequentialSlack } ?? false
         if continues {
             state.readFront = max(state.readFront ?? 0, range.upperBound)
+            state.runBytes += Int64(range.count)
         } else {
             state.runStart = range.lowerBound
             state.readFront = range.upperBound
+            state.runBytes = Int64(range.count)
         }
-        guard continues, let front = state.readFront, front < size, state.backgroundTask == nil else { return false }
-        let run = front - state.runStart
+        guard continues, let front = state.readFront, front < size, state.backgroundTask == nil,
+              state.runBytes * 2 >= front - state.runStart
+        else { return false }
+        let run = state.runBytes
         let readahead = min(max(run / 4, Self.firstReadahead), Self.largestReadahead)
         if run >= Self.largestReadahead {
             state.backgroundWanted = true

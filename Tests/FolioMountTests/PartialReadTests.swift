@@ -184,3 +184,49 @@ final class PartialReadTests: MountTestCase {
             "the old version's bytes went: \(cachedFiles)")
     }
 }
+
+/// Issue 19: the bytes of partial files count towards the cache limit, and the least recently used go first (the
+/// file is a placeholder again); those of a file that is open stay.
+final class PartialCacheLimitTests: MountTestCase {
+    override var mountArguments: [String] { ["--cache-limit", "2560K"] }
+
+    override func prepareRemote() throws {
+        let drive = fixture.remoteFolder + "/com.folio.drive"
+        Shell.check("for i in 1 2 3; do head -c $((8 << 20)) /dev/urandom > \"\(drive)/v$i.bin\"; done", timeout: 60)
+    }
+
+    private func state(_ name: String) -> String {
+        ExtendedAttributes.value("user.folio.state", of: fixture.path(name)) ?? ""
+    }
+
+    /// Reads 64 KiB at 16 places 512 KiB apart (no kernel readahead): 1 MiB of the file is then here.
+    private func sample(_ name: String) {
+        Shell.check("""
+            python3 -c '
+            import os, sys
+            fd = os.open(sys.argv[1], os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            for i in range(16): assert len(os.pread(fd, 65536, i * 524288)) == 65536
+            os.close(fd)' '\(fixture.path(name))'
+            """)
+    }
+
+    func testTheLeastRecentlyUsedPartialFileGoesFirst() throws {
+        for name in ["v1.bin", "v2.bin", "v3.bin"] {
+            sample(name)
+            XCTAssertTrue(Shell.waitUntil(timeout: 10) { self.state(name) != "materializing" }, name)
+        }
+        // 3 MiB of partial files, limit 2.5 MiB: the oldest goes.
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 30) { self.state("v1.bin") == "placeholder" }, fixture.log.suffix(2000).description)
+        XCTAssertEqual(state("v2.bin"), "partial")
+        XCTAssertEqual(state("v3.bin"), "partial")
+        XCTAssertTrue(fixture.log.contains("cache limit: evicted 1 files"), fixture.log.suffix(2000).description)
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: fixture.state + "/content")) ?? []
+        XCTAssertEqual(files.filter { $0.hasSuffix(".ranges") }.count, 2, "\(files)")
+        // What went is fetched again when read.
+        XCTAssertEqual(
+            Shell.check("dd if='\(fixture.path("v1.bin"))' bs=65536 count=1 status=none | md5sum"),
+            Shell.check("dd if='\(fixture.remotePath("v1.bin"))' bs=65536 count=1 status=none | md5sum"))
+    }
+}

@@ -229,7 +229,7 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
                 "round \(round): the GETs cover the file once, without overlap: \(gets.map(\.range))")
             XCTAssertLessThanOrEqual(gets.count, 24, "round \(round): \(gets.map(\.range))")
             XCTAssertGreaterThanOrEqual(
-                (ranges.last?.count ?? 0), 32 << 20, "round \(round): the rest comes in one GET: \(gets.map(\.range))")
+                (ranges.last?.count ?? 0), 24 << 20, "round \(round): the rest comes in one GET: \(gets.map(\.range))")
         }
     }
 
