@@ -623,9 +623,12 @@ extension FolioFileSystem {
                 guard let node = state.nodes[ino], node.hasPendingUpload else { continue }
                 waiting.append("\(state.path(of: node.ino) ?? node.name): \(reason)")
             }
-            // Placeholders some of whose bytes are kept here count as `partial` (``displayedState(of:state:)``).
+            // Placeholders some of whose bytes are here count as `partial`, by the rule `user.folio.state` shows
+            // (``displayedState(of:state:)``): kept bytes, or bytes of a download that fetches nothing now.
             var states = state.nodes.stateCounts
-            let partial = state.partials.keys.filter { state.node($0)?.state == .placeholder }.count
+            let partial = Set(state.partials.keys).union(state.progress.keys).filter { ino in
+                state.nodes[ino].map { displayedState(of: $0, state: state) == "partial" } ?? false
+            }.count
             if partial > 0 {
                 states["partial"] = partial
                 states["placeholder", default: 0] -= partial
