@@ -221,7 +221,10 @@ final class PartialCacheLimitTests: MountTestCase {
             Shell.waitUntil(timeout: 30) { self.state("v1.bin") == "placeholder" }, fixture.log.suffix(2000).description)
         XCTAssertEqual(state("v2.bin"), "partial")
         XCTAssertEqual(state("v3.bin"), "partial")
-        XCTAssertTrue(fixture.log.contains("cache limit: evicted 1 files"), fixture.log.suffix(2000).description)
+        // (The line is logged just after the state changed.)
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 10) { self.fixture.log.contains("cache limit: evicted 1 files") },
+            fixture.log.suffix(2000).description)
         let files = (try? FileManager.default.contentsOfDirectory(atPath: fixture.state + "/content")) ?? []
         XCTAssertEqual(files.filter { $0.hasSuffix(".ranges") }.count, 2, "\(files)")
         // What went is fetched again when read.
