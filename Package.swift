@@ -30,6 +30,11 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        .systemLibrary(
+            name: "CGIO",
+            pkgConfig: "gio-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
         .target(
             name: "FolioCore",
             dependencies: [
@@ -70,9 +75,18 @@ let package = Package(
         ),
         .target(name: "FolioFUSE", dependencies: ["FolioCore", "CFUSE"], swiftSettings: strict),
         .target(
+            name: "FolioDesktop",
+            dependencies: [
+                "FolioCore", "CGIO", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "FolioDaemon",
             dependencies: [
                 "FolioCore", "FolioStore", "FolioSync", "FolioProviderLocal", "FolioProviderWebDAV", "FolioFUSE",
+                "FolioDesktop",
             ],
             swiftSettings: strict
         ),
@@ -94,6 +108,7 @@ let package = Package(
             name: "FolioStoreTests",
             dependencies: ["FolioStore", "FolioCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(name: "FolioDesktopTests", dependencies: ["FolioDesktop", "FolioCore"]),
         .testTarget(name: "FolioProviderLocalTests", dependencies: ["FolioProviderLocal", "FolioTesting"]),
         .testTarget(
             name: "FolioProviderWebDAVTests",

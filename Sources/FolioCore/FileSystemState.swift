@@ -46,6 +46,8 @@ struct State: Sendable {
     /// The bytes of a placeholder's current version kept here after the last reader closed (``PartialContent``),
     /// by inode: the node is `partial` and the next download of that version starts from them.
     var partials: [UInt64: PartialContent] = [:]
+    /// Nodes stored or removed since the describer last took them (``FolioFileSystem/takeDescriptionWork()``).
+    var describeWanted: Set<UInt64> = []
     /// The last reads that failed because the version they read is gone from the remote (`path: reason`, the
     /// newest last, at most ``FolioFileSystem/readFailuresKept``), for `folio status`.
     var readFailures: [String] = []

@@ -6,7 +6,7 @@ extension FolioFileSystem {
 
     private static let folioAttributes = [
         "user.folio.state", "user.folio.progress", "user.folio.id", "user.folio.container", "user.folio.pinned",
-        "user.folio.version", "user.folio.versions",
+        "user.folio.version", "user.folio.versions", "user.folio.type",
     ]
 
     /// The value of extended attribute `name`.
@@ -20,8 +20,9 @@ extension FolioFileSystem {
                 guard let value = folioAttribute(node, name: name, state: state) else { throw .noAttribute(name) }
                 return Array(value.utf8)
             }
-            guard let value = node.xattrs[name] else { throw .noAttribute(name) }
-            return value
+            if let value = node.xattrs[name] { return value }
+            if name == Self.mimeTypeAttribute, let type = describedType(of: node) { return Array(type.utf8) }
+            throw .noAttribute(name)
         }
     }
 
@@ -37,6 +38,7 @@ extension FolioFileSystem {
         case "user.folio.pinned": return node.pinned ? "1" : "0"
         case "user.folio.version": return node.remoteVersion
         case "user.folio.versions": return conflictVersionsAttribute(node, state: state)
+        case "user.folio.type": return describedType(of: node)
         default: return nil
         }
     }
@@ -73,7 +75,11 @@ extension FolioFileSystem {
                 throw .notFound("inode \(ino)")
             }
             let folio = Self.folioAttributes.filter { folioAttribute(node, name: $0, state: state) != nil }
-            return folio + node.xattrs.keys.sorted()
+            var stored = node.xattrs.keys.filter { !$0.hasPrefix(Self.folioAttributePrefix) }
+            if node.xattrs[Self.mimeTypeAttribute] == nil, describedType(of: node) != nil {
+                stored.append(Self.mimeTypeAttribute)
+            }
+            return folio + stored.sorted()
         }
     }
 

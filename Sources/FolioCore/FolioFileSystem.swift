@@ -118,6 +118,7 @@ public final class FolioFileSystem: Sendable {
         var refresher: (any RemoteRefreshing)?
         var lister: (any FolderListing)?
         var uploader: (any UploadScheduling)?
+        var describer: (any ContentDescribing)?
         /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
         var invalidators: [Int: any KernelCacheInvalidator] = [:]
         var nextInvalidatorID = 1
@@ -508,6 +509,9 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts.removeAll { deletedTombstones.contains($0.itemID) }
         combined.upserts += batch.upserts
         combined.deletes += batch.deletes
+        noteDescriptionWork(
+            combined.upserts.lazy.filter { $0.kind == .file || $0.kind == .directory }.map(\.ino) + combined.deletes,
+            state: &state)
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values

@@ -102,9 +102,48 @@ public protocol Provider: Sendable {
     /// come as one element), or `nil` if the provider can only be polled. A stream that ends means the provider
     /// replaced what pushes (its connection or watcher was lost): the caller asks again for the stream of now.
     func changeNotifications() -> AsyncStream<Void>?
+
+    /// Keeps what was learned from version `description.version` of a file (its type, and its thumbnails, one PNG
+    /// per size, when ``ContentDescription/thumbnails`` is `.made`) with the item, replacing what was kept for an
+    /// earlier version. A description of a version the item no longer has is dropped without an error (the
+    /// content changed meanwhile). `.notSupported` if the provider cannot keep them.
+    func storeDescription(
+        _ description: ContentDescription, thumbnails: [ThumbnailSize: [UInt8]], of id: ItemID,
+        in container: ContainerID
+    ) async throws
+
+    /// The descriptions kept for the given items, whichever version each describes (the caller compares it with
+    /// the version it knows); an item with none, or gone, is left out. One request for many items where the
+    /// provider can.
+    func descriptions(of ids: [ItemID], in container: ContainerID) async throws -> [ItemID: ContentDescription]
+
+    /// The thumbnail of `size` kept for version `version` of an item; `nil` if none is kept for that version.
+    func thumbnail(
+        of id: ItemID, in container: ContainerID, version: String, size: ThumbnailSize
+    ) async throws -> [UInt8]?
 }
 
 extension Provider {
+    /// A provider that keeps no descriptions.
+    public func storeDescription(
+        _ description: ContentDescription, thumbnails: [ThumbnailSize: [UInt8]], of id: ItemID,
+        in container: ContainerID
+    ) async throws {
+        throw FolioError.notSupported("this remote keeps no types or thumbnails")
+    }
+
+    /// None kept.
+    public func descriptions(of ids: [ItemID], in container: ContainerID) async throws -> [ItemID: ContentDescription] {
+        [:]
+    }
+
+    /// None kept.
+    public func thumbnail(
+        of id: ItemID, in container: ContainerID, version: String, size: ThumbnailSize
+    ) async throws -> [UInt8]? {
+        nil
+    }
+
     /// Providers without push are polled.
     public func changeNotifications() -> AsyncStream<Void>? { nil }
 

@@ -9,7 +9,8 @@ public struct ControlRequest: Codable, Sendable {
     public var path: String?
     /// The app container a command is about (`attach`, `grant`).
     public var app: String?
-    /// Where to mount (`attach`), or the name to give (`grant`).
+    /// Where to mount (`attach`), the name to give (`grant`), what to keep (`resolve`), or the size
+    /// (`thumbnail`: `normal` or `large`).
     public var target: String?
 
     /// Creates a request.
@@ -73,6 +74,8 @@ public struct ControlResponse: Codable, Sendable {
     public var message: String?
     /// An item's versions (`versions`).
     public var versions: [VersionInfo]?
+    /// Bytes a command returns (`thumbnail`: a PNG file), in base64.
+    public var data: String?
     /// The answering mount is a view attached to another mount's daemon: unmounting it leaves the daemon
     /// running.
     public var isAttachedView: Bool?

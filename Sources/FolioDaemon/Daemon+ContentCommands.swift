@@ -1,12 +1,15 @@
 import FolioCore
+import FolioDesktop
+import Foundation
 
 extension Daemon {
-    /// Answers `pin`, `unpin`, `evict` and `download` (the path is relative to the root of `view`); `nil` for
-    /// any other command.
+    /// Answers `pin`, `unpin`, `evict`, `download`, `versions`, `resolve` and `thumbnail` (the path is relative to
+    /// the root of `view`); `nil` for any other command.
     func handleContentCommand(
-        _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView
+        _ request: ControlRequest, fileSystem: FolioFileSystem, describer: Describer?, view: NamespaceView
     ) -> ControlResponse? {
-        guard ["pin", "unpin", "evict", "download", "versions", "resolve"].contains(request.command) else { return nil }
+        let commands = ["pin", "unpin", "evict", "download", "versions", "resolve", "thumbnail"]
+        guard commands.contains(request.command) else { return nil }
         guard let path = request.path else {
             return ControlResponse(ok: false, error: "\(request.command) needs a path")
         }
@@ -30,6 +33,19 @@ extension Daemon {
                     : "unpinned \(shown) (\(Wording.count(changed, "item")))"
             case "versions":
                 response.versions = try fileSystem.versions(of: ino)
+            case "thumbnail":
+                guard let describer else { throw FolioError.notSupported("this mount keeps no thumbnails") }
+                guard let size = ThumbnailSize(rawValue: request.target ?? ThumbnailSize.normal.rawValue) else {
+                    throw FolioError.invalidArgument("thumbnail sizes are normal (128 pixels) and large (256)")
+                }
+                let png = try blockOn { () async -> Result<[UInt8], FolioError> in
+                    do throws(FolioError) {
+                        return .success(try await describer.thumbnail(of: ino, size: size))
+                    } catch {
+                        return .failure(error)
+                    }
+                }.get()
+                response.data = Data(png).base64EncodedString()
             case "resolve":
                 guard let keep = request.target.flatMap(ConflictResolution.init(rawValue:)) else {
                     throw FolioError.invalidArgument("resolve needs --keep local, remote or both")

@@ -57,7 +57,7 @@ extension Daemon {
         let invalidatorID = fileSystem.addInvalidator(mount.invalidator)
         let control = ControlServer(path: RuntimePaths.controlSocket(forMountpoint: mountpoint).string) {
             [self] request in
-            handle(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint)
+            handle(request, fileSystem: fileSystem, describer: nil, view: view, mountpoint: mountpoint)
         }
         let attached = AttachedView(view: view, mountpoint: mountpoint, mount: mount)
         do {

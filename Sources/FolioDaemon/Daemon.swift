@@ -1,5 +1,6 @@
 import Dispatch
 import FolioCore
+import FolioDesktop
 import FolioFUSE
 import FolioProviderLocal
 import FolioProviderWebDAV
@@ -61,6 +62,7 @@ public final class Daemon: @unchecked Sendable {
         services.poller.cancel()
         services.uploader.stop()
         services.keeper.stop()
+        services.describer.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
         let remote = services.remote
@@ -74,6 +76,7 @@ public final class Daemon: @unchecked Sendable {
         var mount: FUSEMount
         var uploader: Uploader<ContinuousClock>
         var keeper: ContentKeeper
+        var describer: Describer
         var remote: OpenedRemote
         var poller: Task<Void, Never>
         var control: ControlServer
@@ -153,6 +156,12 @@ public final class Daemon: @unchecked Sendable {
             cacheLimit: cacheLimit)
         fileSystem.connect(keeper: keeper)
         fileSystem.connect(refresher: poller)
+        let describer = Describer(
+            fileSystem: fileSystem, provider: provider, logger: logger, cache: ThumbnailCache.ofCurrentUser(),
+            mountpoint: RuntimePaths.canonical(configuration.mountpoint.string),
+            viewRoot: try fileSystem.rootIno(of: configuration.view),
+            workFolder: configuration.stateDirectory.appending("thumbnailing").string)
+        fileSystem.connect(describer: describer)
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
         // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
@@ -170,7 +179,7 @@ public final class Daemon: @unchecked Sendable {
         let control = ControlServer(
             path: RuntimePaths.controlSocket(forMountpoint: canonicalMountpoint).string
         ) { [self] request in
-            handle(request, fileSystem: fileSystem, view: view, mountpoint: canonicalMountpoint)
+            handle(request, fileSystem: fileSystem, describer: describer, view: view, mountpoint: canonicalMountpoint)
         }
         do {
             try control.start()
@@ -183,9 +192,10 @@ public final class Daemon: @unchecked Sendable {
         if retried > 0 { logger.notice("retrying \(retried) uploads that failed before") }
         uploader.start()
         keeper.start()
+        describer.start()
         let pollTask = Task { await poller.run() }
         return Services(
-            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, remote: remote,
+            fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, describer: describer, remote: remote,
             poller: pollTask,
             control: control, lock: lock)
     }
@@ -246,7 +256,8 @@ public final class Daemon: @unchecked Sendable {
 
     /// Answers one control request that arrived on the socket of the mount at `mountpoint`, which shows `view`.
     func handle(
-        _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView, mountpoint: String
+        _ request: ControlRequest, fileSystem: FolioFileSystem, describer: Describer?, view: NamespaceView,
+        mountpoint: String
     ) -> ControlResponse {
         var response = ControlResponse(ok: true)
         response.pid = getpid()
@@ -255,10 +266,11 @@ public final class Daemon: @unchecked Sendable {
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
-        if let answer = handleContentCommand(request, fileSystem: fileSystem, view: view) {
+        if let answer = handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
             guard answer.ok else { return answer }
             response.message = answer.message
             response.versions = answer.versions
+            response.data = answer.data
             return response
         }
         switch request.command {

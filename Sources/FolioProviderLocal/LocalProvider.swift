@@ -240,6 +240,7 @@ public final class LocalProvider: Provider {
                 try $0.delete(id, in: container, baseVersion: baseVersion, retryTag: retryTag)
             }
         }
+        forgetDescription(of: id)
         try gate.reply("delete \(id)")
     }
 

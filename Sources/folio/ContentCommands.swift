@@ -61,3 +61,35 @@ struct DownloadCommand: ParsableCommand {
 
     func run() throws { try sendPathCommand("download", path: path) }
 }
+
+/// `folio thumbnail PATH [--size normal|large]`.
+struct ThumbnailCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
+        abstract: "Write a document's thumbnail (PNG) to standard output, also for a placeholder.",
+        discussion: "Folio makes thumbnails with the machine's thumbnailers while a document's content is here, "
+            + "and keeps them at the remote, so every device has them without the content. Example: "
+            + "folio thumbnail ~/Folio/Pictures/cat.jpg --size large > cat.png")
+
+    @Argument(help: "A file inside a Folio mount.")
+    var path: String
+
+    @Option(help: "normal (128 pixels) or large (256 pixels).")
+    var size: String = "normal"
+
+    func run() throws {
+        guard let (mountpoint, relative) = ControlClient.mountpoint(containing: path) else {
+            throw CLIError(ControlClient.notControllableMessage(for: path))
+        }
+        guard isatty(STDOUT_FILENO) == 0 else {
+            throw CLIError("a thumbnail is a PNG image: send it to a file (folio thumbnail PATH > thumbnail.png)")
+        }
+        let response = try ControlClient.send(
+            ControlRequest(command: "thumbnail", path: relative, target: size), mountpoint: mountpoint)
+        guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }
+        guard let encoded = response.data, let png = Data(base64Encoded: encoded) else {
+            throw CLIError("the daemon sent no image")
+        }
+        FileHandle.standardOutput.write(png)
+    }
+}

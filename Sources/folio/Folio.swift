@@ -12,7 +12,8 @@ struct Folio: ParsableCommand {
         version: version,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
-            UnpinCommand.self, EvictCommand.self, DownloadCommand.self, VersionsCommand.self, GrantCommand.self,
+            UnpinCommand.self, EvictCommand.self, DownloadCommand.self, ThumbnailCommand.self, VersionsCommand.self,
+            GrantCommand.self,
             DemoCommand.self, ReplayHelperCommand.self,
         ])
 }

@@ -88,8 +88,12 @@ final class MountFixture {
 
     var logPath: String { root + "/daemon.log" }
 
-    /// The environment every `folio` process of this fixture runs with.
-    var environment: [String: String] { ["XDG_RUNTIME_DIR": runtime] }
+    /// The environment every `folio` process of this fixture runs with: its own runtime folder, and its own
+    /// desktop cache (``thumbnails``), never the user's.
+    var environment: [String: String] { ["XDG_RUNTIME_DIR": runtime, "XDG_CACHE_HOME": root + "/cache"] }
+
+    /// The thumbnail cache (Thumbnail Managing Standard) the daemon keeps for this mount's paths.
+    var thumbnails: String { root + "/cache/thumbnails" }
 
     /// Whether the remote is a WebDAV server (`http://…`).
     var isServer: Bool { remote.contains("://") }

@@ -1,8 +1,9 @@
 /// Writes small truecolor PNG images without a compression library: the image data goes into zlib "stored"
-/// (uncompressed) deflate blocks, which every PNG reader accepts. Meant for sample and test images.
-enum PNGEncoder {
+/// (uncompressed) deflate blocks, which every PNG reader accepts. Meant for sample and test images, and for the
+/// chunks Folio adds to thumbnails (``PNGText``).
+public enum PNGEncoder {
     /// The PNG file for a `width` × `height` RGB image whose pixel at (x, y) is `pixel(x, y)`.
-    static func encode(width: Int, height: Int, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
+    public static func encode(width: Int, height: Int, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
         precondition(width > 0 && height > 0, "an image needs at least one pixel")
         var scanlines: [UInt8] = []
         scanlines.reserveCapacity(height * (1 + width * 3))
@@ -26,7 +27,7 @@ enum PNGEncoder {
     }
 
     /// A zlib stream holding `data` in stored deflate blocks of at most 65,535 bytes.
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    public static func zlibStored(_ data: [UInt8]) -> [UInt8] {
         var stream: [UInt8] = [0x78, 0x01]
         var offset = 0
         repeat {
@@ -43,7 +44,7 @@ enum PNGEncoder {
     }
 
     /// Appends a chunk: length, type, data, CRC-32 of type and data.
-    private static func appendChunk(_ type: String, _ data: [UInt8], to file: inout [UInt8]) {
+    public static func appendChunk(_ type: String, _ data: [UInt8], to file: inout [UInt8]) {
         let typed = Array(type.utf8) + data
         file.appendBigEndian(UInt32(data.count))
         file.append(contentsOf: typed)
@@ -51,7 +52,7 @@ enum PNGEncoder {
     }
 
     /// The CRC-32 (ISO 3309, as PNG uses it) of `bytes`.
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {
             crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
@@ -60,7 +61,7 @@ enum PNGEncoder {
     }
 
     /// The Adler-32 checksum (as zlib uses it) of `bytes`.
-    static func adler32(_ bytes: [UInt8]) -> UInt32 {
+    public static func adler32(_ bytes: [UInt8]) -> UInt32 {
         var low: UInt32 = 1
         var high: UInt32 = 0
         for byte in bytes {

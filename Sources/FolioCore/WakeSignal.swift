@@ -2,7 +2,7 @@ import Synchronization
 
 /// Wakes one background loop: ``signal()`` from anywhere; ``wait(upTo:)`` returns at once if signalled since
 /// the last wait, otherwise at the next signal, after the time-out, or when the waiting task is cancelled.
-final class WakeSignal: Sendable {
+public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -10,8 +10,11 @@ final class WakeSignal: Sendable {
 
     private let state = Mutex(State())
 
+    /// A signal nobody has given yet.
+    public init() {}
+
     /// Wakes the waiter (or the next wait).
-    func signal() {
+    public func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.pending = true
             defer { state.waiter = nil }
@@ -21,7 +24,7 @@ final class WakeSignal: Sendable {
     }
 
     /// Waits for a signal, at most `timeout`; consumes it.
-    func wait(upTo timeout: Duration) async {
+    public func wait(upTo timeout: Duration) async {
         let timer = Task {
             // Cancelled when the wait ends otherwise: then it must not signal (that would wake the next wait).
             guard (try? await Task.sleep(for: timeout)) != nil else { return }

@@ -1,0 +1,92 @@
+import Foundation
+import SystemPackage
+
+/// A service that describes content (type, thumbnails) and keeps the desktop's thumbnail cache right: told when
+/// nodes were stored or removed, it takes them with ``FolioFileSystem/takeDescriptionWork()``.
+public protocol ContentDescribing: Sendable {
+    /// Nodes were stored (their content, version, name or place may have changed) or removed. Called with the
+    /// core's lock held: it must only note the call (signal a wake-up) and return.
+    func nodesChanged()
+}
+
+extension FolioFileSystem {
+    /// Where a node keeps the description of its content (``ContentDescription``, JSON): among its stored
+    /// attributes, under a name `listxattr` never shows (names of the `user.folio.` prefix are Folio's own).
+    static let descriptionAttribute = "user.folio.description"
+    /// The Shared MIME-info spec's attribute for a file's type; a placeholder shows the type Folio decided.
+    public static let mimeTypeAttribute = "user.mime_type"
+
+    /// Connects the service that describes content.
+    public func connect(describer: any ContentDescribing) {
+        hooks.withLock { $0.describer = describer }
+    }
+
+    /// The nodes stored or removed since the last call (a removed node is no longer in ``node(_:)``).
+    public func takeDescriptionWork() -> Set<UInt64> {
+        state.withLock { state in
+            defer { state.describeWanted.removeAll() }
+            return state.describeWanted
+        }
+    }
+
+    /// Notes the nodes a store batch writes or deletes for the describer, and wakes it when the set was empty.
+    func noteDescriptionWork(_ inos: some Sequence<UInt64>, state: inout State) {
+        let wasEmpty = state.describeWanted.isEmpty
+        state.describeWanted.formUnion(inos)
+        guard wasEmpty, !state.describeWanted.isEmpty, let describer = hooks.withLock({ $0.describer }) else { return }
+        describer.nodesChanged()
+    }
+
+    /// The description of a file's current content (its provider version, with no local change waiting); `nil`
+    /// if none was recorded for that version.
+    public func contentDescription(of ino: UInt64) -> ContentDescription? {
+        state.withLock { state in state.node(ino).flatMap { currentDescription(of: $0) } }
+    }
+
+    func currentDescription(of node: Node) -> ContentDescription? {
+        guard node.kind == .file, let version = node.remoteVersion, !node.state.hasPendingLocalVersion,
+            let encoded = node.xattrs[Self.descriptionAttribute],
+            let description = try? JSONDecoder().decode(ContentDescription.self, from: Data(encoded)),
+            description.version == version
+        else { return nil }
+        return description
+    }
+
+    /// Records the description of a file's content, if the file is still at the version it describes.
+    @discardableResult
+    public func recordDescription(_ description: ContentDescription, of ino: UInt64) -> Bool {
+        guard let encoded = try? JSONEncoder().encode(description) else { return false }
+        return state.withLock { state in
+            guard var node = state.node(ino), node.kind == .file, node.remoteVersion == description.version else {
+                return false
+            }
+            guard node.xattrs[Self.descriptionAttribute] != Array(encoded) else { return true }
+            node.xattrs[Self.descriptionAttribute] = Array(encoded)
+            saveDeferred(node, state: &state)
+            return true
+        }
+    }
+
+    /// Asks the describer to look at `inos` again (a description that could not be stored, a command that wants
+    /// one now).
+    public func requestDescription(of inos: some Sequence<UInt64>) {
+        state.withLock { state in noteDescriptionWork(inos, state: &state) }
+    }
+
+    /// The content of a file that can be described now: committed here, at the provider version it was uploaded
+    /// as or downloaded from, and whole. The file in the content cache is never changed (a new version is a new
+    /// file); it may be removed (evicted) while it is read, which fails the read.
+    public func describableContent(of ino: UInt64) -> (file: FilePath, name: String, version: String)? {
+        state.withLock { state in
+            guard let node = state.node(ino), node.kind == .file, let version = node.remoteVersion,
+                node.state.hasLocalContent, !node.state.hasPendingLocalVersion, let file = node.contentFile
+            else { return nil }
+            return (cache.path(of: file), node.name, version)
+        }
+    }
+
+    /// The type the description of a node's current content gives.
+    func describedType(of node: Node) -> String? {
+        currentDescription(of: node)?.contentType
+    }
+}

@@ -1,0 +1,330 @@
+import FolioCore
+import Foundation
+import Logging
+import Synchronization
+import SystemPackage
+
+/// Describes content while it is here and keeps the desktop's thumbnail cache right for the mount (File
+/// Provider's thumbnails and content types, on the freedesktop standards).
+///
+/// - A file whose content is here at a provider version (uploaded from here, downloaded, pinned) and that has no
+///   description of that version is described: its type (``ContentTypes``), and thumbnails of every
+///   ``ThumbnailSize`` made by the machine's thumbnailer for the type (``ThumbnailerRun``, from the file in the
+///   content cache, never from the mount). The description goes to the node (so a placeholder shows the type as
+///   `user.mime_type`) and, with the thumbnails, to the provider, so other devices have them without content.
+/// - A placeholder without a description of its version asks the provider for one.
+/// - A file with a description has the matching entries in the thumbnail cache, for its path in the mount and its
+///   modification time: the thumbnails (from the provider, or just made), or a `fail/` record when the
+///   thumbnailer failed on it. A rename or move moves them, a new version replaces them, a deleted item takes
+///   them away. Only entries this process wrote are moved or removed (a restart forgets which it wrote; entries
+///   for paths that no longer exist are left to the desktop's own cleaning).
+///
+/// It runs in the background, woken by the core whenever nodes are stored or removed; a description the provider
+/// could not take (offline) is made again and sent at a later wake-up.
+public final class Describer: ContentDescribing, Sendable {
+    private let fileSystem: FolioFileSystem
+    private let provider: any Provider
+    private let logger: Logger
+    private let cache: ThumbnailCache?
+    private let mountpoint: String
+    private let viewRoot: UInt64
+    private let thumbnailers: Thumbnailers
+    private let run: ThumbnailerRun
+    private let workFolder: String
+    private let wake = WakeSignal()
+    private let book = Mutex(Book())
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+
+    private struct Book {
+        /// The cache entries this process wrote, by inode.
+        var written: [UInt64: Written] = [:]
+        /// Described here, not yet stored by the provider.
+        var unsent: Set<UInt64> = []
+        var refusalLogged = false
+    }
+
+    /// One file's entries in the thumbnail cache.
+    private struct Written: Equatable {
+        var uri: String
+        var modificationTime: Int64
+        var version: String
+        var outcome: ThumbnailOutcome
+    }
+
+    /// How long a wake-up waits for more changes to gather.
+    static let gathering: Duration = .milliseconds(200)
+    /// How often descriptions the provider did not take are tried again.
+    static let retryInterval: Duration = .seconds(15)
+
+    /// A describer for the mount at `mountpoint`, which shows the tree below `viewRoot`; `cache` `nil` keeps no
+    /// thumbnail cache (no home folder). `workFolder` holds thumbnailers' inputs and outputs for a moment.
+    public init(
+        fileSystem: FolioFileSystem, provider: any Provider, logger: Logger, cache: ThumbnailCache?,
+        mountpoint: String, viewRoot: UInt64, workFolder: String,
+        thumbnailers: Thumbnailers = .installed(), run: ThumbnailerRun = ThumbnailerRun()
+    ) {
+        self.fileSystem = fileSystem
+        self.provider = provider
+        self.logger = logger
+        self.cache = cache
+        self.mountpoint = mountpoint.hasSuffix("/") ? String(mountpoint.dropLast()) : mountpoint
+        self.viewRoot = viewRoot
+        self.workFolder = workFolder
+        self.thumbnailers = thumbnailers
+        self.run = run
+    }
+
+    public func nodesChanged() {
+        wake.signal()
+    }
+
+    /// Starts the background loop.
+    public func start() {
+        mkdir(workFolder, 0o700)
+        // Nodes stored before the describer was connected (the container roots' listing) are taken at once.
+        wake.signal()
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                await wake.wait(upTo: Self.retryInterval)
+                guard !Task.isCancelled else { break }
+                try? await Task.sleep(for: Self.gathering)
+                let retried = book.withLock { $0.unsent }
+                await process(fileSystem.takeDescriptionWork().union(retried))
+            }
+        }
+        loop.withLock { $0 = task }
+    }
+
+    /// Stops the background loop.
+    public func stop() {
+        loop.withLock { $0?.cancel() }
+    }
+
+    /// The thumbnail of `size` of a file: its content is described first if it is here and is not yet.
+    /// `.noAttribute` with the reason when there is none.
+    public func thumbnail(of ino: UInt64, size: ThumbnailSize) async throws(FolioError) -> [UInt8] {
+        guard let node = fileSystem.node(ino), node.kind == .file else { throw .invalidArgument("not a file") }
+        if fileSystem.contentDescription(of: ino) == nil {
+            if fileSystem.describableContent(of: ino) != nil {
+                await describeHere(ino)
+            } else {
+                await askProvider([ino])
+            }
+        }
+        guard let description = fileSystem.contentDescription(of: ino) else {
+            throw .noAttribute("no thumbnail: the content of this version was never here to make one (open or download it)")
+        }
+        switch description.thumbnails {
+        case .none: throw .noAttribute("no thumbnail: no thumbnailer here handles \(description.contentType ?? "its type")")
+        case .failed: throw .noAttribute("no thumbnail: the thumbnailer failed on this version")
+        case .made: break
+        }
+        do {
+            let container = node.remoteContainer ?? node.container
+            guard let png = try await provider.thumbnail(
+                of: node.itemID, in: container, version: description.version, size: size)
+            else { throw FolioError.noAttribute("no thumbnail: the remote has none of this version") }
+            return png
+        } catch {
+            throw FolioError(error)
+        }
+    }
+
+    /// Takes care of nodes that were stored or removed.
+    func process(_ inos: Set<UInt64>) async {
+        logger.debug("describer: \(inos.count) nodes changed")
+        var placeholders: [UInt64] = []
+        var folderChanged = false
+        for ino in inos.sorted() {
+            guard let node = fileSystem.node(ino) else {
+                clear(ino)
+                continue
+            }
+            if node.kind == .directory {
+                folderChanged = true
+                continue
+            }
+            guard node.kind == .file else { continue }
+            let unsent = book.withLock { $0.unsent.contains(ino) }
+            if let description = fileSystem.contentDescription(of: ino), !unsent {
+                await keepCache(ino, description)
+            } else if fileSystem.describableContent(of: ino) != nil {
+                await describeHere(ino)
+            } else if node.remoteVersion != nil, !node.state.hasPendingLocalVersion {
+                placeholders.append(ino)
+            } else {
+                clear(ino)
+            }
+        }
+        if !placeholders.isEmpty { await askProvider(placeholders) }
+        if folderChanged {
+            for ino in book.withLock({ Array($0.written.keys) }).sorted() {
+                if let description = fileSystem.contentDescription(of: ino) { await keepCache(ino, description) }
+            }
+        }
+    }
+
+    /// Asks the provider for the descriptions of placeholders, one call per container and 500 items.
+    private func askProvider(_ inos: [UInt64]) async {
+        var byContainer: [ContainerID: [(ino: UInt64, id: ItemID, version: String)]] = [:]
+        for ino in inos {
+            guard let node = fileSystem.node(ino), let version = node.remoteVersion else { continue }
+            byContainer[node.remoteContainer ?? node.container, default: []].append((ino, node.itemID, version))
+        }
+        for (container, items) in byContainer {
+            for start in stride(from: 0, to: items.count, by: 500) {
+                let chunk = items[start..<min(start + 500, items.count)]
+                let found: [ItemID: ContentDescription]
+                do {
+                    found = try await provider.descriptions(of: chunk.map(\.id), in: container)
+                } catch {
+                    logger.debug("cannot ask for descriptions in \(container): \(error)")
+                    continue
+                }
+                for item in chunk {
+                    guard let description = found[item.id], description.version == item.version else {
+                        clear(item.ino)
+                        continue
+                    }
+                    if fileSystem.recordDescription(description, of: item.ino) { await keepCache(item.ino, description) }
+                }
+            }
+        }
+    }
+
+    /// Describes content that is here, records the description, sends it to the provider and fills the cache.
+    private func describeHere(_ ino: UInt64) async {
+        guard let content = fileSystem.describableContent(of: ino), let node = fileSystem.node(ino) else { return }
+        let folder = "\(workFolder)/\(UUID().uuidString)"
+        guard mkdir(folder, 0o700) == 0 else { return }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The thumbnailer sees the document under its own name (some go by the extension), through a hard
+        // link to the immutable file in the content cache; a copy where a link cannot be made.
+        let safeName = content.name.replacingOccurrences(of: "/", with: "_")
+        var input = "\(folder)/\(safeName.isEmpty ? "document" : safeName)"
+        if link(content.file.string, input) != 0 {
+            guard (try? FileManager.default.copyItem(atPath: content.file.string, toPath: input)) != nil else {
+                input = content.file.string
+                return
+            }
+        }
+        guard let sample = Self.sample(of: input) else { return }
+        let type = ContentTypes.guess(name: content.name, sample: sample)
+        var thumbnails: [ThumbnailSize: [UInt8]] = [:]
+        var outcome = ThumbnailOutcome.none
+        if let type, let thumbnailer = thumbnailers.thumbnailer(for: type) {
+            outcome = .made
+            for size in ThumbnailSize.allCases {
+                guard let png = await run.run(
+                    thumbnailer, input: input, size: size.pixels, output: "\(folder)/.thumbnail-\(size.rawValue).png")
+                else {
+                    logger.info("thumbnailer \(thumbnailer.file) made no thumbnail of \(content.name) (\(type))")
+                    outcome = .failed
+                    thumbnails.removeAll()
+                    break
+                }
+                thumbnails[size] = png
+            }
+        }
+        let description = ContentDescription(version: content.version, contentType: type, thumbnails: outcome)
+        guard fileSystem.recordDescription(description, of: ino) else { return }
+        logger.debug("described \(content.name): \(type ?? "no type"), thumbnails \(outcome.rawValue)")
+        do {
+            try await provider.storeDescription(
+                description, thumbnails: thumbnails, of: node.itemID, in: node.remoteContainer ?? node.container)
+            book.withLock { _ = $0.unsent.remove(ino) }
+        } catch FolioError.notSupported(let reason) {
+            let first = book.withLock { book in
+                book.unsent.remove(ino)
+                defer { book.refusalLogged = true }
+                return !book.refusalLogged
+            }
+            if first { logger.notice("types and thumbnails stay on this device: \(reason)") }
+        } catch {
+            logger.info("the remote did not take the description of \(content.name), will try again: \(error)")
+            book.withLock { _ = $0.unsent.insert(ino) }
+        }
+        await keepCache(ino, description, made: thumbnails)
+    }
+
+    /// The first bytes of a file, for the type's magic.
+    private static func sample(of path: String) -> [UInt8]? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: ContentTypes.sampleSize) else { return nil }
+        return [UInt8](data)
+    }
+
+    /// Makes the cache entries of a file match its description, path and modification time.
+    private func keepCache(_ ino: UInt64, _ description: ContentDescription, made: [ThumbnailSize: [UInt8]] = [:]) async {
+        guard let cache else { return }
+        guard let node = fileSystem.node(ino), let relative = fileSystem.path(of: ino, below: viewRoot),
+            let uri = ThumbnailCache.uri(ofPath: relative.isEmpty ? mountpoint : "\(mountpoint)/\(relative)")
+        else {
+            clear(ino)
+            return
+        }
+        let entry = Written(
+            uri: uri, modificationTime: node.modificationTime.seconds, version: description.version,
+            outcome: description.thumbnails)
+        let previous = book.withLock { $0.written[ino] }
+        if previous == entry && made.isEmpty && present(entry, in: cache) { return }
+        do {
+            switch description.thumbnails {
+            case .made:
+                for size in ThumbnailSize.allCases {
+                    if previous == entry, cache.modificationTime(of: uri, size: size) == entry.modificationTime,
+                        made[size] == nil
+                    {
+                        continue
+                    }
+                    var png = made[size] ?? kept(previous, size: size, version: description.version, in: cache)
+                    if png == nil {
+                        png = try await provider.thumbnail(
+                            of: node.itemID, in: node.remoteContainer ?? node.container, version: description.version,
+                            size: size)
+                    }
+                    guard let png else { continue }
+                    try cache.write(png, of: uri, size: size, modificationTime: entry.modificationTime)
+                }
+            case .failed:
+                for size in ThumbnailSize.allCases { unlink(cache.path(of: uri, size: size)) }
+                try cache.writeFailure(of: uri, modificationTime: entry.modificationTime)
+            case .none:
+                cache.remove(uri)
+            }
+        } catch {
+            logger.info("cannot keep the thumbnails of \(relative): \(error)")
+            return
+        }
+        if let previous, previous.uri != uri { cache.remove(previous.uri) }
+        book.withLock { $0.written[ino] = entry }
+    }
+
+    /// The thumbnail of `size` this process wrote before for the same version (at another path or time), to
+    /// move it rather than fetch it again.
+    private func kept(_ previous: Written?, size: ThumbnailSize, version: String, in cache: ThumbnailCache) -> [UInt8]? {
+        guard let previous, previous.version == version, previous.outcome == .made,
+            let data = FileManager.default.contents(atPath: cache.path(of: previous.uri, size: size))
+        else { return nil }
+        return [UInt8](data)
+    }
+
+    /// Whether the cache still holds an entry as written.
+    private func present(_ entry: Written, in cache: ThumbnailCache) -> Bool {
+        switch entry.outcome {
+        case .made:
+            return ThumbnailSize.allCases.allSatisfy {
+                cache.modificationTime(of: entry.uri, size: $0) == entry.modificationTime
+            }
+        case .failed: return access(cache.failurePath(of: entry.uri), F_OK) == 0
+        case .none: return true
+        }
+    }
+
+    /// Removes the entries this process wrote for a node.
+    private func clear(_ ino: UInt64) {
+        guard let previous = book.withLock({ $0.written.removeValue(forKey: ino) }) else { return }
+        cache?.remove(previous.uri)
+    }
+}
