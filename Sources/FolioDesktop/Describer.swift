@@ -40,6 +40,13 @@ public final class Describer: ContentDescribing, Sendable {
         var written: [UInt64: Written] = [:]
         /// Described here, not yet stored by the provider.
         var unsent: Set<UInt64> = []
+        /// Placeholders the provider had no description of their version for, with how often it was asked and
+        /// when to ask again: the device that has the content may describe it a moment after this one saw the
+        /// new version.
+        var awaiting: [UInt64: ContinuousClock.Instant] = [:]
+        /// The version each placeholder without a description was asked about, and how often (kept after the asks
+        /// ran out, so that a change of anything but the version does not start them over).
+        var asks: [UInt64: (version: String, count: Int)] = [:]
         var refusalLogged = false
     }
 
@@ -55,6 +62,9 @@ public final class Describer: ContentDescribing, Sendable {
     static let gathering: Duration = .milliseconds(200)
     /// How often descriptions the provider did not take are tried again.
     static let retryInterval: Duration = .seconds(15)
+    /// When a placeholder without a description is asked about again, after each ask (then no more: its content
+    /// was never on a device that describes, until it changes).
+    static let askAgain: [Duration] = [.seconds(1), .seconds(3), .seconds(10), .seconds(30), .seconds(120)]
 
     /// A describer for the mount at `mountpoint`, which shows the tree below `viewRoot`; `cache` `nil` keeps no
     /// thumbnail cache (no home folder). `workFolder` holds thumbnailers' inputs and outputs for a moment.
@@ -85,10 +95,15 @@ public final class Describer: ContentDescribing, Sendable {
         wake.signal()
         let task = Task { [self] in
             while !Task.isCancelled {
-                await wake.wait(upTo: Self.retryInterval)
+                let nextAsk = book.withLock { $0.awaiting.values.min() }
+                let wait = nextAsk.map { min(max($0 - .now, .zero), Self.retryInterval) } ?? Self.retryInterval
+                await wake.wait(upTo: wait)
                 guard !Task.isCancelled else { break }
                 try? await Task.sleep(for: Self.gathering)
-                let retried = book.withLock { $0.unsent }
+                let now = ContinuousClock.now
+                let retried = book.withLock { book in
+                    book.unsent.union(book.awaiting.filter { $0.value <= now }.keys)
+                }
                 await process(fileSystem.takeDescriptionWork().union(retried))
             }
         }
@@ -132,7 +147,8 @@ public final class Describer: ContentDescribing, Sendable {
 
     /// Takes care of nodes that were stored or removed.
     func process(_ inos: Set<UInt64>) async {
-        logger.debug("describer: \(inos.count) nodes changed")
+        // Asked about again below if still without a description.
+        book.withLock { book in for ino in inos { book.awaiting.removeValue(forKey: ino) } }
         var placeholders: [UInt64] = []
         var folderChanged = false
         for ino in inos.sorted() {
@@ -184,10 +200,28 @@ public final class Describer: ContentDescribing, Sendable {
                 for item in chunk {
                     guard let description = found[item.id], description.version == item.version else {
                         clear(item.ino)
+                        awaitDescription(of: item.ino, version: item.version)
                         continue
+                    }
+                    book.withLock { book in
+                        book.awaiting.removeValue(forKey: item.ino)
+                        book.asks.removeValue(forKey: item.ino)
                     }
                     if fileSystem.recordDescription(description, of: item.ino) { await keepCache(item.ino, description) }
                 }
+            }
+        }
+    }
+
+    /// Schedules the next ask about a placeholder the provider had no description for (a new version starts over).
+    private func awaitDescription(of ino: UInt64, version: String) {
+        book.withLock { book in
+            let count = book.asks[ino].map { $0.version == version ? $0.count + 1 : 1 } ?? 1
+            book.asks[ino] = (version, count)
+            if count <= Self.askAgain.count {
+                book.awaiting[ino] = .now + Self.askAgain[count - 1]
+            } else {
+                book.awaiting.removeValue(forKey: ino)
             }
         }
     }
@@ -324,7 +358,15 @@ public final class Describer: ContentDescribing, Sendable {
 
     /// Removes the entries this process wrote for a node.
     private func clear(_ ino: UInt64) {
-        guard let previous = book.withLock({ $0.written.removeValue(forKey: ino) }) else { return }
+        let gone = fileSystem.node(ino) == nil
+        let previous = book.withLock { book -> Written? in
+            if gone {
+                book.awaiting.removeValue(forKey: ino)
+                book.asks.removeValue(forKey: ino)
+            }
+            return book.written.removeValue(forKey: ino)
+        }
+        guard let previous else { return }
         cache?.remove(previous.uri)
     }
 }

@@ -634,6 +634,7 @@ extension WebDAVProvider {
         guard WebDAVStatus.succeeded(reply.status) || reply.status == 404 else {
             throw WebDAVStatus.error(reply.status, "DELETE \(itemPath)")
         }
+        if let described = Self.description(in: properties) { await removeThumbnails(of: id, version: described.version) }
         noteOwnDeletion(id, in: container, parent: entry.parent)
     }
 

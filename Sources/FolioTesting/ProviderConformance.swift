@@ -35,13 +35,17 @@ public struct ProviderConformance: Sendable {
         /// Rounds of two processes racing with two modifies of one version (a quarter as many of each other
         /// race: delete against modify, two creates of one name, two renames to one name).
         public var raceRounds: Int
+        /// Whether the provider keeps descriptions of content (``Provider/storeDescription(_:thumbnails:of:in:)``).
+        public var keepsDescriptions: Bool
 
         /// Options for a provider; the defaults expect everything a local file system offers.
         public init(
             container: ContainerID = .drive, secondContainer: ContainerID? = nil, supportsSymlinks: Bool = true,
             preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = [],
-            raceRounds: Int = 200, expireAnchors: (@Sendable (ContainerID) async throws -> Void)? = nil
+            raceRounds: Int = 200, expireAnchors: (@Sendable (ContainerID) async throws -> Void)? = nil,
+            keepsDescriptions: Bool = true
         ) {
+            self.keepsDescriptions = keepsDescriptions
             self.expireAnchors = expireAnchors
             self.raceRounds = raceRounds
             self.container = container
@@ -111,6 +115,11 @@ public struct ProviderConformance: Sendable {
         /// Changes since an anchor report what changed and nothing of an unchanged folder: their cost follows
         /// the changes, not the size of the remote.
         case changesCostInProportion
+        /// A description (type, thumbnails) is kept for the version it describes: given back by
+        /// `descriptions(of:in:)` and `thumbnail(of:in:version:size:)`, one of a version the item is no longer at is
+        /// dropped, a newer one replaces it (thumbnails too), and a deleted item keeps none (skipped where
+        /// ``Options/keepsDescriptions`` is false).
+        case descriptionsPerVersion
     }
 
     /// What running a check gave.
@@ -193,6 +202,8 @@ public struct ProviderConformance: Sendable {
             return "no slow provider given"
         case .conditionalChangesAtomicAcrossProcesses where makeRival == nil:
             return "no rival process given"
+        case .descriptionsPerVersion where !options.keepsDescriptions:
+            return "the provider keeps no descriptions"
         default:
             return nil
         }
@@ -226,6 +237,7 @@ public struct ProviderConformance: Sendable {
         case .expiredAnchors: try await checkExpiredAnchors(workspace)
         case .itemLookup: try await checkItemLookup(workspace)
         case .changesCostInProportion: try await checkChangesCostInProportion(workspace)
+        case .descriptionsPerVersion: try await checkDescriptionsPerVersion(workspace)
         }
     }
 }

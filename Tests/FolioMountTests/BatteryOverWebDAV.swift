@@ -26,6 +26,7 @@ import XCTest
 //   PolledRemoteChangesTests
 //   TwoDeviceRaceTests
 //   CrashBatteryTests
+//   ThumbnailMountTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
@@ -80,6 +81,9 @@ final class PosixDetailsTestsOverWebDAV: PosixDetailsTests {
         try super.testTruncateOrWritePastTheLargestFileIsEFBIG()
     }
     override func testLinkCounts() throws { try super.testLinkCounts() }
+    override func testAFoldersLinkCountFollowsSubfoldersMadeAndRemovedOnTheRemote() throws {
+        try super.testAFoldersLinkCountFollowsSubfoldersMadeAndRemovedOnTheRemote()
+    }
     override func testDeviceNodesAreLocalOnly() throws { try super.testDeviceNodesAreLocalOnly() }
 }
 
@@ -281,6 +285,12 @@ final class RemoteEventsTestsOverWebDAV: RemoteEventsTests {
     override func testAWatcherOfOneFileSeesItsRemoteEditAndDelete() throws {
         try super.testAWatcherOfOneFileSeesItsRemoteEditAndDelete()
     }
+    override func testEveryFileOfAFolderThatAppearedIsCreatedForItsWatcherWhileAReaderWalksIt() throws {
+        try super.testEveryFileOfAFolderThatAppearedIsCreatedForItsWatcherWhileAReaderWalksIt()
+    }
+    override func testAFolderThatAppearedIsReplayedOnlyWhereAProgramWatches() throws {
+        try super.testAFolderThatAppearedIsReplayedOnlyWhereAProgramWatches()
+    }
     override func testTheHelperOutlivesAQuietSpellAndAKill() throws {
         try super.testTheHelperOutlivesAQuietSpellAndAKill()
     }
@@ -309,5 +319,25 @@ final class TwoDeviceRaceTestsOverWebDAV: TwoDeviceRaceTests {
 final class CrashBatteryTestsOverWebDAV: CrashBatteryTests {
     override class var remote: TestRemote { .apache }
     override func testRandomWorkloadWithKills() throws { try super.testRandomWorkloadWithKills() }
+}
+
+/// ``ThumbnailMountTests`` over Apache.
+final class ThumbnailMountTestsOverWebDAV: ThumbnailMountTests {
+    override class var remote: TestRemote { .apache }
+    override func testADocumentWrittenHereIsTypedAndThumbnailedAndAnotherDeviceHasBothWithoutItsContent() throws {
+        try super.testADocumentWrittenHereIsTypedAndThumbnailedAndAnotherDeviceHasBothWithoutItsContent()
+    }
+    override func testADeviceOnlineWhileADocumentIsWrittenElsewhereGetsItsThumbnail() throws {
+        try super.testADeviceOnlineWhileADocumentIsWrittenElsewhereGetsItsThumbnail()
+    }
+    override func testTheCacheFollowsRenamesMovesNewVersionsAndDeletes() throws {
+        try super.testTheCacheFollowsRenamesMovesNewVersionsAndDeletes()
+    }
+    override func testAThumbnailerThatFailsLeavesAFailureRecordSoNobodyDownloadsToTryAgain() throws {
+        try super.testAThumbnailerThatFailsLeavesAFailureRecordSoNobodyDownloadsToTryAgain()
+    }
+    override func testGIOAndFileDecideTypesFromContentNotFromTheAttribute() throws {
+        try super.testGIOAndFileDecideTypesFromContentNotFromTheAttribute()
+    }
 }
 // END GENERATED

@@ -54,6 +54,10 @@ final class ConformanceSuiteSelfTests: XCTestCase {
         try await assertFails(.changeDuringPagedEnumeration, with: .pagesByPosition)
     }
 
+    func testCatchesAProviderThatGivesAnOldVersionsThumbnailForANewOne() async throws {
+        try await assertFails(.descriptionsPerVersion, with: .thumbnailsOfAnyVersion)
+    }
+
     func testCatchesAProviderThatAnswersChangesWithEverything() async throws {
         try await assertFails(.changesCostInProportion, with: .answersChangesWithEverything)
     }
@@ -88,7 +92,7 @@ private struct FaultyProvider: Provider {
     enum Fault: Sendable {
         case overwritesOnConflict, duplicatesRetriedCreates, shortensLongNames, reportsNoProgress, ignoresRetryTags
         case abandonsBatchAtFirstFailure, ignoresPageSize, pagesByPosition, answersChangesWithEverything
-        case acceptsAnyAnchor, anchorsInMemory
+        case acceptsAnyAnchor, anchorsInMemory, thumbnailsOfAnyVersion
     }
 
     let base: LocalProvider
@@ -226,6 +230,28 @@ private struct FaultyProvider: Provider {
         return try await base.modifyItem(
             id, in: container, baseVersion: baseVersion, changes: changes, contents: contents
         )
+    }
+
+    func storeDescription(
+        _ description: ContentDescription, thumbnails: [ThumbnailSize: [UInt8]], of id: ItemID,
+        in container: ContainerID
+    ) async throws {
+        try await base.storeDescription(description, thumbnails: thumbnails, of: id, in: container)
+    }
+
+    func descriptions(of ids: [ItemID], in container: ContainerID) async throws -> [ItemID: ContentDescription] {
+        try await base.descriptions(of: ids, in: container)
+    }
+
+    func thumbnail(
+        of id: ItemID, in container: ContainerID, version: String, size: ThumbnailSize
+    ) async throws -> [UInt8]? {
+        guard fault == .thumbnailsOfAnyVersion else {
+            return try await base.thumbnail(of: id, in: container, version: version, size: size)
+        }
+        // Whatever version is asked for, the last one described.
+        guard let kept = try await base.descriptions(of: [id], in: container)[id] else { return nil }
+        return try await base.thumbnail(of: id, in: container, version: kept.version, size: size)
     }
 
     func deleteItem(_ id: ItemID, in container: ContainerID, baseVersion: String?, retryTag: String?) async throws {

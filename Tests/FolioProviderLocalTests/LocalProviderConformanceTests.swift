@@ -52,6 +52,7 @@ final class LocalProviderConformanceTests: XCTestCase {
     func testExpiredAnchors() async throws { try await assertPasses(.expiredAnchors) }
     func testItemLookup() async throws { try await assertPasses(.itemLookup) }
     func testChangesCostInProportion() async throws { try await assertPasses(.changesCostInProportion) }
+    func testDescriptionsPerVersion() async throws { try await assertPasses(.descriptionsPerVersion) }
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {

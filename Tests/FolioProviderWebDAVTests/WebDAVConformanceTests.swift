@@ -65,4 +65,5 @@ final class WebDAVConformanceTests: XCTestCase {
     func testExpiredAnchors() async throws { try await assertPasses(.expiredAnchors) }
     func testItemLookup() async throws { try await assertPasses(.itemLookup) }
     func testChangesCostInProportion() async throws { try await assertPasses(.changesCostInProportion) }
+    func testDescriptionsPerVersion() async throws { try await assertPasses(.descriptionsPerVersion) }
 }
