@@ -43,6 +43,8 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
     case notSupported(String)
     /// A stale handle.
     case badHandle(String)
+    /// Content that is not here, asked for by a process that never downloads (a desktop indexer).
+    case notHere(String)
     /// A change inside a read-only part of the tree (a virtual folder).
     case readOnly(String)
     /// Local I/O failed.
@@ -74,6 +76,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .interrupted: return .interrupted
         case .notSupported: return .notSupported
         case .badHandle: return .badFileDescriptor
+        case .notHere: return .resourceTemporarilyUnavailable
         case .readOnly: return .readOnlyFileSystem
         case .io: return .ioError
         case .anchorExpired: return .ioError
@@ -140,6 +143,7 @@ public enum FolioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .interrupted(let s): return "interrupted: \(s)"
         case .notSupported(let s): return "not supported: \(s)"
         case .badHandle(let s): return "bad handle: \(s)"
+        case .notHere(let s): return "not here: \(s)"
         case .readOnly(let s): return "read-only: \(s)"
         case .io(let s): return "I/O error: \(s)"
         case .anchorExpired(let s): return "sync anchor expired: \(s)"

@@ -18,7 +18,8 @@ extension FolioFileSystem {
 
     /// Connects the service that describes content.
     public func connect(describer: any ContentDescribing) {
-        hooks.withLock { $0.describer = describer }
+        // Not in `hooks`: it is called with the state's lock held, and `hooks` is taken alone.
+        describerHook.withLock { $0 = describer }
     }
 
     /// The nodes stored or removed since the last call (a removed node is no longer in ``node(_:)``).
@@ -33,7 +34,7 @@ extension FolioFileSystem {
     func noteDescriptionWork(_ inos: some Sequence<UInt64>, state: inout State) {
         let wasEmpty = state.describeWanted.isEmpty
         state.describeWanted.formUnion(inos)
-        guard wasEmpty, !state.describeWanted.isEmpty, let describer = hooks.withLock({ $0.describer }) else { return }
+        guard wasEmpty, !state.describeWanted.isEmpty, let describer = describerHook.withLock({ $0 }) else { return }
         describer.nodesChanged()
     }
 

@@ -30,6 +30,10 @@ extension FolioFileSystem {
             case .ready(let opened):
                 return opened
             case .materialize:
+                if processIdentity.isProcess(context.processID, oneOf: configuration.indexers) {
+                    let name = processIdentity.name(ofProcess: context.processID) ?? "an indexer"
+                    throw .notHere("\(name) (process \(context.processID)) never downloads: inode \(ino) is not here")
+                }
                 guard let materializer else { throw .offline("no provider connected") }
                 let access = flags & O_ACCMODE
                 if access == O_RDONLY, let ranged = materializer as? any RangedMaterializing {

@@ -41,6 +41,13 @@ extension UploadScheduling {
 
 /// Tunables of the filesystem core.
 public struct FileSystemConfiguration: Sendable {
+    /// The desktop indexers Folio knows (Tracker 3 and its later name LocalSearch, KDE's Baloo), as their
+    /// executables are named; ``indexers`` by default in the daemon.
+    public static let knownIndexers: Set<String> = [
+        "tracker-extract-3", "tracker-miner-fs-3", "localsearch-3", "localsearch-extractor-3", "baloo_file",
+        "baloo_file_extractor",
+    ]
+
     /// How long a second writer waits for the first one's session to end before `EBUSY`.
     public var writeWaitTimeout: Duration
     /// The user id of items the provider sends (they carry no owner).
@@ -59,6 +66,9 @@ public struct FileSystemConfiguration: Sendable {
     /// gives one it moves by hand).
     public var saveClock: @Sendable () -> UInt64
 
+    /// Names of processes that never download (desktop indexers, ``indexers``): their open of a file whose content
+    /// is not here fails with `EAGAIN`, so they index names, types and what is here, at no download.
+    public var indexers: Set<String>
     /// Called by every write into a write session just before its bytes go to the disk, outside the state lock
     /// (tests hold a write there to see that nothing else waits for it).
     public var beforeContentWrite: (@Sendable () -> Void)?
@@ -72,8 +82,9 @@ public struct FileSystemConfiguration: Sendable {
         namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
         saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil,
         beforeContentWrite: (@Sendable () -> Void)? = nil,
-        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil
+        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil, indexers: Set<String> = []
     ) {
+        self.indexers = indexers
         self.beforeContentWrite = beforeContentWrite
         self.beforeStoreWrite = beforeStoreWrite
         self.saveWindow = saveWindow
@@ -92,7 +103,7 @@ public struct FileSystemConfiguration: Sendable {
 /// answer on the worker thread at once; operations that may wait (a download, another writer) are `async`.
 /// All state lives behind one lock that is never held across an `await` or a provider call, nor (but to write
 /// through, see ``StoreWriter``) across a store transaction. Lock order: ``SessionGate``, then `state`, then the
-/// ``StoreWriter``'s locks; `hooks` is taken alone.
+/// ``StoreWriter``'s locks; `hooks` is taken alone; `describerHook` inside `state` (and nothing inside it).
 public final class FolioFileSystem: Sendable {
     /// The inode of the full view's root (the Drive container's root).
     public static let rootIno: UInt64 = 1
@@ -110,6 +121,9 @@ public final class FolioFileSystem: Sendable {
     /// retry tags its uploads carry (``RemoteItemChanges/retryTag``).
     let writerID: String
     let hooks = Mutex<Hooks>(Hooks())
+    /// The service that takes the nodes stored or removed (``connect(describer:)``): its own lock, taken inside
+    /// `state`'s (nothing is taken inside it).
+    let describerHook = Mutex<(any ContentDescribing)?>(nil)
     let processIdentity = ProcessIdentity()
 
     struct Hooks: Sendable {
@@ -118,7 +132,6 @@ public final class FolioFileSystem: Sendable {
         var refresher: (any RemoteRefreshing)?
         var lister: (any FolderListing)?
         var uploader: (any UploadScheduling)?
-        var describer: (any ContentDescribing)?
         /// The invalidators of every mount of this state, by the id ``addInvalidator(_:)`` gave out.
         var invalidators: [Int: any KernelCacheInvalidator] = [:]
         var nextInvalidatorID = 1

@@ -26,4 +26,17 @@ public final class ProcessIdentity: Sendable {
         }
         return tgid
     }
+
+    /// The name of process `pid` as the kernel keeps it (`/proc/PID/comm`: the executable's name, cut to 15
+    /// bytes); `nil` when the process is gone. Never cached: a process id is reused.
+    public func name(ofProcess pid: Int32) -> String? {
+        guard pid > 0, let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return nil }
+        return comm.trimmingCharacters(in: .newlines)
+    }
+
+    /// Whether process `pid` is one of `names` (compared as the kernel cuts names, to 15 bytes).
+    public func isProcess(_ pid: Int32, oneOf names: Set<String>) -> Bool {
+        guard !names.isEmpty, let name = name(ofProcess: pid) else { return false }
+        return names.contains { String(decoding: $0.utf8.prefix(15), as: UTF8.self) == name }
+    }
 }

@@ -21,7 +21,7 @@ public enum UploadFailure: Equatable, Sendable {
             // Where an item the remote should have is gone, the core creates it again; what is left is a folder
             // of the remote's own (a container, the parent folder) that is missing for now.
             self = .willClear(remedy: "a folder of the remote is missing: retried until it is back")
-        case .busy, .interrupted, .io, .conflict, .badHandle, .range, .noAttribute, .anchorExpired:
+        case .busy, .interrupted, .io, .conflict, .badHandle, .range, .noAttribute, .anchorExpired, .notHere:
             self = .willClear(remedy: "retried until it goes through")
         case .providerFailure(_, let retryable):
             self = retryable

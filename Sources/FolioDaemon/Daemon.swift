@@ -114,7 +114,8 @@ public final class Daemon: @unchecked Sendable {
             store: store, cache: cache,
             configuration: FileSystemConfiguration(
                 writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
-                groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow),
+                groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow,
+                indexers: configuration.indexers),
             logger: logger)
         let remote = try openRemote(recorded: fileSystem.recordedRemoteID)
         do throws(FolioError) {

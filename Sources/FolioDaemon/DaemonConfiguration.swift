@@ -32,6 +32,8 @@ public struct DaemonConfiguration: Sendable {
     public var view: NamespaceView
     /// How much content the cache may keep.
     public var cacheLimit: CacheLimit
+    /// Processes that never download (desktop indexers): ``FileSystemConfiguration/indexers``.
+    public var indexers: Set<String>
 
     /// Creates a configuration.
     public init(
@@ -39,8 +41,10 @@ public struct DaemonConfiguration: Sendable {
         writeWaitTimeout: Duration = .seconds(10), pollInterval: Duration? = nil, push: Bool = true,
         uploadQuietPeriod: Duration = .milliseconds(300), groupWriteDelay: Duration = .milliseconds(20),
         simulation: NetworkSimulation = .none, debug: Bool = false, view: NamespaceView = .full,
-        cacheLimit: CacheLimit = .default, saveWindow: Duration = .seconds(3)
+        cacheLimit: CacheLimit = .default, saveWindow: Duration = .seconds(3),
+        indexers: Set<String> = FileSystemConfiguration.knownIndexers
     ) {
+        self.indexers = indexers
         self.saveWindow = saveWindow
         self.cacheLimit = cacheLimit
         self.view = view

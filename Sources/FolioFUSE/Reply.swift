@@ -41,6 +41,8 @@ final class Reply: @unchecked Sendable {
         switch error {
         case .notFound, .exists, .notEmpty, .noAttribute, .range:
             break
+        case .notHere:
+            logger.debug("\(operation): \(error)")  // an indexer crawling placeholders: one per file
         default:
             logger.notice("\(operation): \(error)")
         }

@@ -77,6 +77,13 @@ struct MountCommand: ParsableCommand {
             + "clean, unpinned, closed files are evicted beyond it.", valueName: "LIMIT"))
     var cacheLimit: String = "50%"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Programs that never download, by executable name, comma-separated: they see names, types, thumbnails and "
+            + "the content that is here; opening a placeholder fails for them with EAGAIN. Default: the desktop "
+            + "indexers (tracker-extract-3, tracker-miner-fs-3, localsearch-3, localsearch-extractor-3, baloo_file, "
+            + "baloo_file_extractor); an empty list lets them download.", valueName: "NAMES"))
+    var indexers: String?
+
     @Option(name: .long, help: "Simulated network latency per provider call, in milliseconds.")
     var simulateLatencyMs: Int = 0
 
@@ -159,6 +166,7 @@ struct MountCommand: ParsableCommand {
                 "--simulate-latency-ms", "\(simulateLatencyMs)",
                 "--simulate-bandwidth", "\(simulateBandwidth)", "--log-level", logLevel,
             ]
+            if let indexers { arguments += ["--indexers", indexers] }
             if let user { arguments += ["--user", user] }
             if let passwordFile { arguments += ["--password-file", RuntimePaths.canonical(passwordFile)] }
             if let caFile { arguments += ["--ca-file", RuntimePaths.canonical(caFile)] }
@@ -187,7 +195,9 @@ struct MountCommand: ParsableCommand {
             simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
             debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full,
             cacheLimit: CacheLimit(parsing: cacheLimit) ?? .default,
-            saveWindow: .milliseconds(Int(saveWindow * 1000)))
+            saveWindow: .milliseconds(Int(saveWindow * 1000)),
+            indexers: indexers.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }) } ?? FileSystemConfiguration.knownIndexers)
         let readyFD = self.readyFD
         let status = Daemon(configuration: configuration, logger: logger).run { result in
             switch result {
