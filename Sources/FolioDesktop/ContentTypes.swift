@@ -22,6 +22,16 @@ public enum ContentTypes {
         return type.isEmpty ? nil : type
     }
 
+    /// The type the name alone gives, when shared-mime-info is sure of it (a glob that matches one type, as
+    /// `notes.txt` or `photo.png`); `nil` for a name that says nothing or is ambiguous.
+    public static func typeOfName(_ name: String) -> String? {
+        var uncertain: gboolean = 0
+        guard let guessed = name.withCString({ g_content_type_guess($0, nil, 0, &uncertain) }) else { return nil }
+        defer { g_free(guessed) }
+        let type = String(cString: guessed)
+        return uncertain == 0 && !type.isEmpty ? type : nil
+    }
+
     /// Whether `type` is `supertype` or a kind of it (an alias, or a subclass in shared-mime-info).
     public static func type(_ type: String, isA supertype: String) -> Bool {
         g_content_type_is_a(type, supertype) != 0

@@ -200,7 +200,12 @@ public final class Describer: ContentDescribing, Sendable {
                 for item in chunk {
                     guard let description = found[item.id], description.version == item.version else {
                         clear(item.ino)
-                        awaitDescription(of: item.ino, version: item.version)
+                        if let named = describedByName(item.ino, version: item.version) {
+                            // Nothing was sent for it: what the name says is its description (see describeHere).
+                            fileSystem.recordDescription(named, of: item.ino)
+                        } else {
+                            awaitDescription(of: item.ino, version: item.version)
+                        }
                         continue
                     }
                     book.withLock { book in
@@ -211,6 +216,15 @@ public final class Describer: ContentDescribing, Sendable {
                 }
             }
         }
+    }
+
+    /// The description a file's name alone gives, where the describing device would have sent none: a type the name
+    /// is sure of, which no thumbnailer here handles.
+    private func describedByName(_ ino: UInt64, version: String) -> ContentDescription? {
+        guard let node = fileSystem.node(ino), let type = ContentTypes.typeOfName(node.name),
+            thumbnailers.thumbnailer(for: type) == nil
+        else { return nil }
+        return ContentDescription(version: version, contentType: type, thumbnails: .none)
     }
 
     /// Schedules the next ask about a placeholder the provider had no description for (a new version starts over).
@@ -263,6 +277,13 @@ public final class Describer: ContentDescribing, Sendable {
         let description = ContentDescription(version: content.version, contentType: type, thumbnails: outcome)
         guard fileSystem.recordDescription(description, of: ino) else { return }
         logger.debug("described \(content.name): \(type ?? "no type"), thumbnails \(outcome.rawValue)")
+        // What every device can tell from the name alone (a `.txt` of text, no thumbnailer) is not sent: most
+        // documents cost the remote nothing.
+        guard outcome != .none || type != ContentTypes.typeOfName(content.name) else {
+            book.withLock { _ = $0.unsent.remove(ino) }
+            await keepCache(ino, description)
+            return
+        }
         do {
             try await provider.storeDescription(
                 description, thumbnails: thumbnails, of: node.itemID, in: node.remoteContainer ?? node.container)

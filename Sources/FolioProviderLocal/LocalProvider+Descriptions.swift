@@ -6,7 +6,8 @@ import SystemPackage
 /// never in them: `DIR/.folio/descriptions/<two hex digits>/<id>.json` and `<id>.<size>.png` (the hex digits
 /// spread a million items over 256 folders). Each file is replaced atomically; the thumbnails are written before
 /// the description that says they are there, so a reader that finds `made` for a version finds its thumbnails
-/// (or, rarely, the thumbnails of a newer version, whose version it then sees in the description).
+/// (or, rarely, the thumbnails of a newer version, whose version it then sees in the description). They are not
+/// flushed to the disk one by one (a crash may lose one, which is made again; it never leaves a part of one).
 extension LocalProvider {
     /// Keeps a description and its thumbnails; one of a version the item no longer has is dropped.
     public func storeDescription(
@@ -23,12 +24,12 @@ extension LocalProvider {
             for size in ThumbnailSize.allCases {
                 let path = layout.thumbnail(of: id, size: size)
                 if description.thumbnails == .made, let png = thumbnails[size] {
-                    try AtomicFile.write(Data(png), to: path)
+                    try AtomicFile.write(Data(png), to: path, durable: false)
                 } else {
                     SystemCalls.removeFileQuietly(path)
                 }
             }
-            try AtomicFile.write(try JSONEncoder().encode(description), to: layout.description(of: id))
+            try AtomicFile.write(try JSONEncoder().encode(description), to: layout.description(of: id), durable: false)
         }
         try gate.reply(what)
     }
