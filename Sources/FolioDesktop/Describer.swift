@@ -53,7 +53,7 @@ public final class Describer: ContentDescribing, Sendable {
     /// One file's entries in the thumbnail cache.
     private struct Written: Equatable {
         var uri: String
-        var modificationTime: Int64
+        var modificationTime: Timestamp
         var version: String
         var outcome: ThumbnailOutcome
     }
@@ -320,7 +320,7 @@ public final class Describer: ContentDescribing, Sendable {
             return
         }
         let entry = Written(
-            uri: uri, modificationTime: node.modificationTime.seconds, version: description.version,
+            uri: uri, modificationTime: node.modificationTime, version: description.version,
             outcome: description.thumbnails)
         let previous = book.withLock { $0.written[ino] }
         if previous == entry && made.isEmpty && present(entry, in: cache) { return }
@@ -328,7 +328,8 @@ public final class Describer: ContentDescribing, Sendable {
             switch description.thumbnails {
             case .made:
                 for size in ThumbnailSize.allCases {
-                    if previous == entry, cache.modificationTime(of: uri, size: size) == entry.modificationTime,
+                    if previous == entry,
+                        cache.modificationTime(of: uri, size: size) == cache.text(of: entry.modificationTime),
                         made[size] == nil
                     {
                         continue
@@ -370,7 +371,7 @@ public final class Describer: ContentDescribing, Sendable {
         switch entry.outcome {
         case .made:
             return ThumbnailSize.allCases.allSatisfy {
-                cache.modificationTime(of: entry.uri, size: $0) == entry.modificationTime
+                cache.modificationTime(of: entry.uri, size: $0) == cache.text(of: entry.modificationTime)
             }
         case .failed: return access(cache.failurePath(of: entry.uri), F_OK) == 0
         case .none: return true

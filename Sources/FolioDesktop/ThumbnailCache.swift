@@ -7,24 +7,42 @@ import Foundation
 /// (`Thumb::URI`, `Thumb::MTime`), and `<root>/fail/gnome-thumbnail-factory/` records the files a thumbnailer
 /// failed on, so that GNOME's programs do not try them again (and download them to try). Files are written
 /// whole under a temporary name and renamed into place, mode 0600 in folders of mode 0700, as the standard asks.
+/// Modification times are written as the desktop's thumbnailer reads them (``TimeStyle``).
 public struct ThumbnailCache: Sendable {
     /// The cache's folder (`$XDG_CACHE_HOME/thumbnails`).
     public let root: String
+    /// How `Thumb::MTime` is written.
+    public let timeStyle: TimeStyle
 
-    /// The cache in `root`.
-    public init(root: String) {
+    /// How the desktop's readers of the cache compare `Thumb::MTime` with a file's time. They disagree, and one
+    /// value cannot please both for a time with a fraction of a second (nearly every file's).
+    public enum TimeStyle: Sendable {
+        /// Whole seconds, as the standard says: GNOME's thumbnail factory, GLib 2.74 (`thumbnail::is-valid`, which
+        /// refuses anything else), KDE.
+        case seconds
+        /// Seconds and microseconds after a point (`1795783094.971179`), as tumbler 4.18 (Thunar's thumbnailer)
+        /// writes and checks it: it takes whole seconds for out of date and makes its own.
+        case microseconds
+    }
+
+    /// The cache in `root`, its times written in `timeStyle`.
+    public init(root: String, timeStyle: TimeStyle = .seconds) {
         self.root = root
+        self.timeStyle = timeStyle
     }
 
     /// The cache of the user this process runs as: `$XDG_CACHE_HOME/thumbnails`, or `~/.cache/thumbnails`.
     public static func ofCurrentUser(environment: [String: String] = ProcessInfo.processInfo.environment)
         -> ThumbnailCache?
     {
+        // Xfce's thumbnailer reads the times one way, everyone else's the other.
+        let desktops = (environment["XDG_CURRENT_DESKTOP"] ?? "").uppercased().split(separator: ":")
+        let style: TimeStyle = desktops.contains("XFCE") ? .microseconds : .seconds
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
-            return ThumbnailCache(root: cache + "/thumbnails")
+            return ThumbnailCache(root: cache + "/thumbnails", timeStyle: style)
         }
         guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return ThumbnailCache(root: home + "/.cache/thumbnails")
+        return ThumbnailCache(root: home + "/.cache/thumbnails", timeStyle: style)
     }
 
     /// The `file://` URI of an absolute path, escaped as GLib escapes it (the URI whose MD5 names the thumbnail).
@@ -56,9 +74,9 @@ public struct ThumbnailCache: Sendable {
 
     /// Writes the thumbnail of `size` of `uri`, whose source was last modified at `modificationTime` (seconds):
     /// `png` with the standard's keys set. Removes a failure record of `uri` (its thumbnail exists now).
-    public func write(_ png: [UInt8], of uri: String, size: ThumbnailSize, modificationTime: Int64) throws(FolioError) {
+    public func write(_ png: [UInt8], of uri: String, size: ThumbnailSize, modificationTime: Timestamp) throws(FolioError) {
         let texts = [
-            ("Thumb::URI", uri), ("Thumb::MTime", String(modificationTime)), ("Software", "Folio"),
+            ("Thumb::URI", uri), ("Thumb::MTime", text(of: modificationTime)), ("Software", "Folio"),
         ]
         guard let tagged = PNGText.setting(texts.map { (key: $0.0, value: $0.1) }, in: png) else {
             throw .invalidArgument("the thumbnail of \(uri) is not a PNG file")
@@ -69,9 +87,9 @@ public struct ThumbnailCache: Sendable {
 
     /// Records that no thumbnail can be made of `uri` at `modificationTime` (a 1×1 image with the standard's
     /// keys, as GNOME writes it).
-    public func writeFailure(of uri: String, modificationTime: Int64) throws(FolioError) {
+    public func writeFailure(of uri: String, modificationTime: Timestamp) throws(FolioError) {
         let pixel = PNGEncoder.encode(width: 1, height: 1) { _, _ in (0, 0, 0) }
-        let texts = [("Thumb::URI", uri), ("Thumb::MTime", String(modificationTime)), ("Software", "Folio")]
+        let texts = [("Thumb::URI", uri), ("Thumb::MTime", text(of: modificationTime)), ("Software", "Folio")]
         guard let tagged = PNGText.setting(texts.map { (key: $0.0, value: $0.1) }, in: pixel) else { return }
         try place(tagged, at: failurePath(of: uri))
     }
@@ -82,12 +100,20 @@ public struct ThumbnailCache: Sendable {
         unlink(failurePath(of: uri))
     }
 
-    /// The `Thumb::MTime` of the thumbnail of `size` of `uri`, if one is there and is about `uri`.
-    public func modificationTime(of uri: String, size: ThumbnailSize) -> Int64? {
+    /// The `Thumb::MTime` of the thumbnail of `size` of `uri` as written, if one is there and is about `uri`.
+    public func modificationTime(of uri: String, size: ThumbnailSize) -> String? {
         guard let data = FileManager.default.contents(atPath: path(of: uri, size: size)),
             let texts = PNGText.texts(of: [UInt8](data)), texts["Thumb::URI"] == uri
         else { return nil }
-        return texts["Thumb::MTime"].flatMap { Int64($0) }
+        return texts["Thumb::MTime"]
+    }
+
+    /// `Thumb::MTime` for a time, in ``timeStyle``.
+    public func text(of time: Timestamp) -> String {
+        let microseconds = time.nanoseconds / 1000
+        guard timeStyle == .microseconds, microseconds > 0 else { return String(time.seconds) }
+        let fraction = String(microseconds)
+        return "\(time.seconds)." + String(repeating: "0", count: max(0, 6 - fraction.count)) + fraction
     }
 
     /// Writes `bytes` at `path` under a temporary name first, then renames it into place.

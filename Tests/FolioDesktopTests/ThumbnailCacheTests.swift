@@ -28,23 +28,34 @@ final class ThumbnailCacheTests: XCTestCase {
         let cache = ThumbnailCache(root: root + "/thumbnails")
         let png = PNGEncoder.encode(width: 20, height: 10) { x, _ in (UInt8(x), 0, 0) }
         let uri = "file:///somewhere/x.png"
-        try cache.write(png, of: uri, size: .normal, modificationTime: 1_700_000_000)
+        try cache.write(png, of: uri, size: .normal, modificationTime: Timestamp(seconds: 1_700_000_000, nanoseconds: 0))
         let path = cache.path(of: uri, size: .normal)
         let written = try XCTUnwrap(FileManager.default.contents(atPath: path))
         let texts = try XCTUnwrap(PNGText.texts(of: [UInt8](written)))
         XCTAssertEqual(texts["Thumb::URI"], uri)
         XCTAssertEqual(texts["Thumb::MTime"], "1700000000")
-        XCTAssertEqual(cache.modificationTime(of: uri, size: .normal), 1_700_000_000)
+        XCTAssertEqual(cache.modificationTime(of: uri, size: .normal), "1700000000")
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
         let folder = try FileManager.default.attributesOfItem(atPath: root + "/thumbnails/normal")
         XCTAssertEqual((folder[.posixPermissions] as? NSNumber)?.intValue, 0o700)
         // Written again (a new time), the keys are replaced, not repeated.
-        try cache.write(written.map { $0 }, of: uri, size: .normal, modificationTime: 1_700_000_001)
+        let later = Timestamp(seconds: 1_700_000_001, nanoseconds: 5_000)
+        try cache.write(written.map { $0 }, of: uri, size: .normal, modificationTime: later)
         let again = try XCTUnwrap(FileManager.default.contents(atPath: path))
         let chunks = try XCTUnwrap(PNGText.chunks(of: [UInt8](again)))
         XCTAssertEqual(chunks.filter { $0.type == "tEXt" }.count, 3)
-        XCTAssertEqual(cache.modificationTime(of: uri, size: .normal), 1_700_000_001)
+        XCTAssertEqual(cache.modificationTime(of: uri, size: .normal), "1700000001", "whole seconds, as the standard")
+        // For Xfce's tumbler: the microseconds too.
+        let xfce = ThumbnailCache(root: root + "/thumbnails", timeStyle: .microseconds)
+        try xfce.write(written.map { $0 }, of: uri, size: .normal, modificationTime: later)
+        XCTAssertEqual(xfce.modificationTime(of: uri, size: .normal), "1700000001.000005")
+        XCTAssertEqual(
+            ThumbnailCache.ofCurrentUser(environment: ["HOME": "/h", "XDG_CURRENT_DESKTOP": "XFCE"])?.timeStyle,
+            .microseconds)
+        XCTAssertEqual(
+            ThumbnailCache.ofCurrentUser(environment: ["HOME": "/h", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"])?.timeStyle,
+            .seconds)
         cache.remove(uri)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }
@@ -53,8 +64,9 @@ final class ThumbnailCacheTests: XCTestCase {
         let cache = ThumbnailCache(root: root + "/thumbnails")
         var png = PNGEncoder.encode(width: 4, height: 4) { _, _ in (1, 2, 3) }
         png[20] ^= 0xFF  // a byte of IHDR: its CRC no longer matches
-        XCTAssertThrowsError(try cache.write(png, of: "file:///x", size: .large, modificationTime: 1))
-        XCTAssertThrowsError(try cache.write(Array("GIF89a".utf8), of: "file:///x", size: .large, modificationTime: 1))
+        let time = Timestamp(seconds: 1, nanoseconds: 0)
+        XCTAssertThrowsError(try cache.write(png, of: "file:///x", size: .large, modificationTime: time))
+        XCTAssertThrowsError(try cache.write(Array("GIF89a".utf8), of: "file:///x", size: .large, modificationTime: time))
         XCTAssertFalse(FileManager.default.fileExists(atPath: cache.path(of: "file:///x", size: .large)))
     }
 
@@ -68,12 +80,18 @@ final class ThumbnailCacheTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: image, contents: Data([1, 2, 3]))
         _ = FileManager.default.createFile(atPath: broken, contents: Data([4, 5, 6]))
         let cache = ThumbnailCache(root: root + "/thumbnails")
-        let time = try XCTUnwrap(
-            (try FileManager.default.attributesOfItem(atPath: image)[.modificationDate] as? Date)?.timeIntervalSince1970)
+        var status = stat()
+        XCTAssertEqual(stat(image, &status), 0)
+        let modified = Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int64(status.st_mtim.tv_nsec))
+        let time = Double(status.st_mtim.tv_sec)
         let png = PNGEncoder.encode(width: 128, height: 64) { x, y in (UInt8(x), UInt8(y), 9) }
-        try cache.write(png, of: try XCTUnwrap(ThumbnailCache.uri(ofPath: image)), size: .normal,
-                        modificationTime: Int64(time))
-        try cache.writeFailure(of: try XCTUnwrap(ThumbnailCache.uri(ofPath: broken)), modificationTime: Int64(time))
+        XCTAssertNotEqual(modified.nanoseconds, 0, "a time with a fraction of a second, as files have")
+        try cache.write(png, of: try XCTUnwrap(ThumbnailCache.uri(ofPath: image)), size: .normal, modificationTime: modified)
+        var brokenStatus = stat()
+        XCTAssertEqual(stat(broken, &brokenStatus), 0)
+        try cache.writeFailure(
+            of: try XCTUnwrap(ThumbnailCache.uri(ofPath: broken)),
+            modificationTime: Timestamp(seconds: Int64(brokenStatus.st_mtim.tv_sec), nanoseconds: Int64(brokenStatus.st_mtim.tv_nsec)))
         let found = gioInfo(image)
         XCTAssertEqual(found["thumbnail::path"], cache.path(of: ThumbnailCache.uri(ofPath: image)!, size: .normal))
         XCTAssertEqual(found["thumbnail::is-valid"], "TRUE")

@@ -90,7 +90,12 @@ final class MountFixture {
 
     /// The environment every `folio` process of this fixture runs with: its own runtime folder, and its own
     /// desktop cache (``thumbnails``), never the user's.
-    var environment: [String: String] { ["XDG_RUNTIME_DIR": runtime, "XDG_CACHE_HOME": root + "/cache"] }
+    var environment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtime, "XDG_CACHE_HOME": root + "/cache"].merging(extraEnvironment) { $1 }
+    }
+
+    /// More environment for the daemon and the CLI (`XDG_CURRENT_DESKTOP` for a desktop test).
+    var extraEnvironment: [String: String] = [:]
 
     /// The thumbnail cache (Thumbnail Managing Standard) the daemon keeps for this mount's paths.
     var thumbnails: String { root + "/cache/thumbnails" }

@@ -1,0 +1,176 @@
+import FolioCore
+import Foundation
+import XCTest
+
+/// Issue 19 "Tests on a real desktop": GNOME Files (Nautilus 43) and Thunar 4.18 with tumbler, from Debian's
+/// packages, in an Xvfb display, open a folder of placeholders on another device than the one that wrote them.
+/// Downloads are counted with `user.folio.state`, never by timing: the photos Folio has thumbnails of stay
+/// placeholders, the big video and disk image and the text are not downloaded whole, and two images put on the
+/// remote by hand (which no Folio device ever had the content of, so no thumbnail) are downloaded by the file
+/// manager to make its own, which shows it was at work on the folder while the others stayed untouched. The
+/// screenshots are kept in the fixture's folder (and in `$FOLIO_SCREENSHOTS` if set): the README shows them.
+final class DesktopTests: MountTestCase {
+    override var mountArguments: [String] { ["--poll-interval", "600"] }
+
+    private var display = 0
+    private var xvfb: Process?
+
+    override func setUpWithError() throws {
+        for tool in ["/usr/bin/Xvfb", "/usr/bin/nautilus", "/usr/bin/thunar", "/usr/bin/import", "/usr/bin/xdotool",
+                     "/usr/bin/dbus-run-session"] {
+            try XCTSkipUnless(
+                FileManager.default.isExecutableFile(atPath: tool),
+                "needs \(tool) (Debian xvfb, nautilus, thunar, tumbler, imagemagick, xdotool, dbus-daemon: scripts/bootstrap)")
+        }
+        try super.setUpWithError()
+        try startDisplay()
+    }
+
+    override func prepareRemote() throws {
+        // Two images made by hand on the remote: no device ever described them.
+        let folder = fixture.remoteFolder + "/com.folio.drive/Pictures"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for index in 1...2 {
+            try Data(Self.image(width: 180 + index, height: 140, seed: 200)).write(
+                to: URL(fileURLWithPath: "\(folder)/byhand\(index).png"))
+        }
+    }
+
+    static func image(width: Int, height: Int, seed: UInt8) -> [UInt8] {
+        PNGEncoder.encode(width: width, height: height) { x, y in (UInt8(x & 255), UInt8(y & 255), seed &+ UInt8(x / 40)) }
+    }
+
+    /// Starts Xvfb on a display nobody uses; ended by the test's teardown.
+    private func startDisplay() throws {
+        var number = 90 + Int(getpid() % 40)
+        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
+            || FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") {
+            number += 1
+        }
+        display = number
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = [":\(number)", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        xvfb = process
+        addTeardownBlock { [process] in
+            process.terminate()
+            process.waitUntilExit()
+        }
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") },
+                      "Xvfb did not start")
+    }
+
+    /// The device that wrote the documents: photos with content here (so Folio makes their thumbnails), a big
+    /// video and disk image, a text.
+    private func writeDocuments() throws {
+        Shell.check("mkdir -p '\(fixture.path("Pictures"))'")
+        for index in 1...6 {
+            try Data(Self.image(width: 200 + 10 * index, height: 150, seed: UInt8(index * 30))).write(
+                to: URL(fileURLWithPath: fixture.path("Pictures/photo\(index).png")))
+        }
+        Shell.check("""
+            head -c $((24 << 20)) /dev/urandom > '\(fixture.path("Pictures/holiday.mp4"))'
+            head -c $((24 << 20)) /dev/urandom > '\(fixture.path("Pictures/backup.iso"))'
+            echo 'a list of places' > '\(fixture.path("Pictures/notes.txt"))'
+            """)
+        fixture.waitForUploads(timeout: 120)
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+            (1...6).allSatisfy { ExtendedAttributes.value("user.mime_type", of: self.fixture.path("Pictures/photo\($0).png")) == "image/png" }
+        }, "described on the writing device; log:\n\(fixture.log.suffix(3000))")
+    }
+
+    /// Another device, whose desktop is `desktop` (`XDG_CURRENT_DESKTOP`), on a link of 20 MiB/s and 50 ms.
+    private func startViewingDevice(desktop: String) throws -> MountFixture {
+        let device = try MountFixture(extraArguments: ["--poll-interval", "600"], remote: fixture.remote)
+        device.extraEnvironment = ["XDG_CURRENT_DESKTOP": desktop]
+        addTeardownBlock { device.tearDown() }
+        try device.start()
+        try fixture.simulateNetwork(#"{"latencyMilliseconds": 50, "bandwidthBytesPerSecond": \#(20 << 20), "errorRate": 0}"#)
+        // Its thumbnail cache fills once it lists the folder.
+        _ = try FileManager.default.contentsOfDirectory(atPath: device.path("Pictures"))
+        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+            (1...6).allSatisfy { self.thumbnailIsValid(device, "Pictures/photo\($0).png") }
+        }, "the viewing device's cache has the photos' thumbnails; log:\n\(device.log.suffix(3000))")
+        return device
+    }
+
+    /// Whether the thumbnail cache of `device` has a thumbnail of `relative` (GIO finds it; GLib 2.74 takes it for
+    /// valid only in whole seconds, the form of every desktop but Xfce's).
+    private func thumbnailIsValid(_ device: MountFixture, _ relative: String) -> Bool {
+        let info = Shell.run("gio info -a 'thumbnail::*' '\(device.path(relative))'", environment: device.environment).stdout
+        return info.contains("thumbnail::is-valid: TRUE")
+            || (device.extraEnvironment["XDG_CURRENT_DESKTOP"] == "XFCE" && info.contains("thumbnail::path: "))
+    }
+
+    private func state(_ device: MountFixture, _ relative: String) -> String {
+        ExtendedAttributes.value("user.folio.state", of: device.path(relative)) ?? "?"
+    }
+
+    /// Opens `folder` of `device` in a file manager (`command`: its command line before the folder) in a private
+    /// session on the display, until the two images made by hand are downloaded (the file manager made their
+    /// thumbnails) or 90 s pass; takes a screenshot. Returns the screenshot's path.
+    private func browse(_ device: MountFixture, _ folder: String, with command: String, name: String) throws -> String {
+        let home = fixture.root + "/home-\(name)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let shot = fixture.root + "/\(name).png"
+        let handmade = ["byhand1.png", "byhand2.png"].map { "'\(device.path(folder + "/" + $0))'" }.joined(separator: " ")
+        // (The daemon was told the desktop; the file manager is not: GNOME's would wait for a GNOME session.)
+        let script = """
+            unset XDG_CURRENT_DESKTOP
+            \(command) '\(device.path(folder))' > '\(home)/manager.log' 2>&1 &
+            manager=$!
+            # The window is up (bounded), then the file manager makes its own thumbnails of the two images by hand.
+            for i in $(seq 1 300); do xdotool search --onlyvisible --name '\(folder)' >/dev/null 2>&1 && break; sleep 0.1; done
+            for i in $(seq 1 900); do
+                done=0
+                for f in \(handmade); do [ "$(getfattr --only-values -n user.folio.state "$f" 2>/dev/null)" = materialized ] && done=$((done+1)); done
+                [ $done = 2 ] && break
+                sleep 0.1
+            done
+            import -window root '\(shot)'
+            kill $manager; wait $manager 2>/dev/null
+            """
+        let result = Shell.run(
+            "dbus-run-session -- bash -c \(IndexerTestCase.quoted(script))", timeout: 180,
+            environment: device.environment.merging([
+                "DISPLAY": ":\(display)", "HOME": home, "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1",
+                "XDG_CONFIG_HOME": home + "/config", "XDG_DATA_HOME": home + "/data",
+            ]) { $1 })
+        if let folder = ProcessInfo.processInfo.environment["FOLIO_SCREENSHOTS"] {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(atPath: folder + "/\(name).png")
+            try? FileManager.default.copyItem(atPath: shot, toPath: folder + "/\(name).png")
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: shot), "no screenshot: \(result.stderr.suffix(2000))")
+
+        return shot
+    }
+
+    private func checkNothingWithAThumbnailWasDownloaded(_ device: MountFixture, by manager: String) {
+        XCTAssertEqual(state(device, "Pictures/byhand1.png"), "materialized", "\(manager) was at work: it thumbnailed the images by hand")
+        XCTAssertEqual(state(device, "Pictures/byhand2.png"), "materialized", "\(manager)")
+        for index in 1...6 {
+            XCTAssertEqual(state(device, "Pictures/photo\(index).png"), "placeholder", "\(manager): photo\(index) has a thumbnail")
+        }
+        for name in ["holiday.mp4", "backup.iso", "notes.txt"] {
+            XCTAssertNotEqual(state(device, "Pictures/\(name)"), "materialized", "\(manager) downloaded \(name) whole")
+        }
+    }
+
+    func testNautilusShowsThumbnailsOfPlaceholdersWithoutDownloadingThem() throws {
+        try writeDocuments()
+        let device = try startViewingDevice(desktop: "GNOME")
+        _ = try browse(device, "Pictures", with: "nautilus --new-window", name: "nautilus")
+        checkNothingWithAThumbnailWasDownloaded(device, by: "Nautilus")
+    }
+
+    func testThunarAndTumblerShowThumbnailsOfPlaceholdersWithoutDownloadingThem() throws {
+        try writeDocuments()
+        let device = try startViewingDevice(desktop: "XFCE")
+        _ = try browse(device, "Pictures", with: "thunar", name: "thunar")
+        checkNothingWithAThumbnailWasDownloaded(device, by: "Thunar")
+    }
+}
