@@ -56,7 +56,7 @@ final class LocalProviderConformanceTests: XCTestCase {
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 21, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 22, "add a test method for the new check")
     }
 
     /// The whole suite on one remote, with the checks sharing it, leaves the remote as it found it (the race
