@@ -38,8 +38,11 @@ public final class Describer: ContentDescribing, Sendable {
     private struct Book {
         /// The cache entries this process wrote, by inode.
         var written: [UInt64: Written] = [:]
-        /// Described here, not yet stored by the provider.
-        var unsent: Set<UInt64> = []
+        /// Described here, not yet stored by the provider (it was offline, say), with the thumbnails to send, to
+        /// be sent again at the next wake-up; at most ``pendingKept`` (beyond, the oldest stay on this device).
+        var pending: [UInt64: PendingSend] = [:]
+        /// Each folder's parent and name when last seen: a folder whose place changed moves the thumbnails below it.
+        var folders: [UInt64: String] = [:]
         /// Placeholders the provider had no description of their version for, with how often it was asked and
         /// when to ask again: the device that has the content may describe it a moment after this one saw the
         /// new version.
@@ -49,6 +52,19 @@ public final class Describer: ContentDescribing, Sendable {
         var asks: [UInt64: (version: String, count: Int)] = [:]
         var refusalLogged = false
     }
+
+    /// A description (and thumbnails) the provider has still to take.
+    private struct PendingSend: Sendable {
+        var description: ContentDescription
+        var thumbnails: [ThumbnailSize: [UInt8]]
+        var item: ItemID
+        var container: ContainerID
+        var name: String
+        var since: ContinuousClock.Instant
+    }
+
+    /// How many descriptions wait to be sent again at most.
+    static let pendingKept = 256
 
     /// One file's entries in the thumbnail cache.
     private struct Written: Equatable {
@@ -101,10 +117,9 @@ public final class Describer: ContentDescribing, Sendable {
                 guard !Task.isCancelled else { break }
                 try? await Task.sleep(for: Self.gathering)
                 let now = ContinuousClock.now
-                let retried = book.withLock { book in
-                    book.unsent.union(book.awaiting.filter { $0.value <= now }.keys)
-                }
+                let retried = book.withLock { book in Set(book.awaiting.filter { $0.value <= now }.keys) }
                 await process(fileSystem.takeDescriptionWork().union(retried))
+                await sendPending()
             }
         }
         loop.withLock { $0 = task }
@@ -157,12 +172,15 @@ public final class Describer: ContentDescribing, Sendable {
                 continue
             }
             if node.kind == .directory {
-                folderChanged = true
+                // Only a change of place (a rename or move, here or on the remote) moves what is below it, not the
+                // change of time every new child brings.
+                let place = "\(node.parent)/\(node.name)"
+                let moved = book.withLock { book in book.folders.updateValue(place, forKey: ino) != place }
+                folderChanged = folderChanged || moved
                 continue
             }
             guard node.kind == .file else { continue }
-            let unsent = book.withLock { $0.unsent.contains(ino) }
-            if let description = fileSystem.contentDescription(of: ino), !unsent {
+            if let description = fileSystem.contentDescription(of: ino) {
                 await keepCache(ino, description)
             } else if fileSystem.describableContent(of: ino) != nil {
                 await describeHere(ino)
@@ -250,11 +268,10 @@ public final class Describer: ContentDescribing, Sendable {
         // link to the immutable file in the content cache; a copy where a link cannot be made.
         let safeName = content.name.replacingOccurrences(of: "/", with: "_")
         var input = "\(folder)/\(safeName.isEmpty ? "document" : safeName)"
-        if link(content.file.string, input) != 0 {
-            guard (try? FileManager.default.copyItem(atPath: content.file.string, toPath: input)) != nil else {
-                input = content.file.string
-                return
-            }
+        if link(content.file.string, input) != 0,
+            (try? FileManager.default.copyItem(atPath: content.file.string, toPath: input)) == nil
+        {
+            input = content.file.string  // under its name in the cache, then
         }
         guard let sample = Self.sample(of: input) else { return }
         let type = ContentTypes.guess(name: content.name, sample: sample)
@@ -280,26 +297,51 @@ public final class Describer: ContentDescribing, Sendable {
         // What every device can tell from the name alone (a `.txt` of text, no thumbnailer) is not sent: most
         // documents cost the remote nothing.
         guard outcome != .none || type != ContentTypes.typeOfName(content.name) else {
-            book.withLock { _ = $0.unsent.remove(ino) }
             await keepCache(ino, description)
             return
         }
+        await send(PendingSend(
+            description: description, thumbnails: thumbnails, item: node.itemID,
+            container: node.remoteContainer ?? node.container, name: content.name, since: .now), for: ino)
+        await keepCache(ino, description, made: thumbnails)
+    }
+
+    /// Sends a description to the provider; kept to be sent again if it could not take it now.
+    private func send(_ pending: PendingSend, for ino: UInt64) async {
         do {
             try await provider.storeDescription(
-                description, thumbnails: thumbnails, of: node.itemID, in: node.remoteContainer ?? node.container)
-            book.withLock { _ = $0.unsent.remove(ino) }
+                pending.description, thumbnails: pending.thumbnails, of: pending.item, in: pending.container)
+            book.withLock { _ = $0.pending.removeValue(forKey: ino) }
         } catch FolioError.notSupported(let reason) {
             let first = book.withLock { book in
-                book.unsent.remove(ino)
+                book.pending.removeValue(forKey: ino)
                 defer { book.refusalLogged = true }
                 return !book.refusalLogged
             }
             if first { logger.notice("types and thumbnails stay on this device: \(reason)") }
         } catch {
-            logger.info("the remote did not take the description of \(content.name), will try again: \(error)")
-            book.withLock { _ = $0.unsent.insert(ino) }
+            logger.info("the remote did not take the description of \(pending.name), will try again: \(error)")
+            book.withLock { book in
+                book.pending[ino] = pending
+                if book.pending.count > Self.pendingKept,
+                    let oldest = book.pending.min(by: { $0.value.since < $1.value.since })?.key
+                {
+                    book.pending.removeValue(forKey: oldest)
+                }
+            }
         }
-        await keepCache(ino, description, made: thumbnails)
+    }
+
+    /// Sends again what the provider did not take, while the files are still at the versions described.
+    private func sendPending() async {
+        let waiting = book.withLock { $0.pending }
+        for (ino, pending) in waiting.sorted(by: { $0.value.since < $1.value.since }) {
+            guard fileSystem.contentDescription(of: ino) == pending.description else {
+                book.withLock { _ = $0.pending.removeValue(forKey: ino) }
+                continue
+            }
+            await send(pending, for: ino)
+        }
     }
 
     /// The first bytes of a file, for the type's magic.
@@ -347,7 +389,10 @@ public final class Describer: ContentDescribing, Sendable {
                 for size in ThumbnailSize.allCases { unlink(cache.path(of: uri, size: size)) }
                 try cache.writeFailure(of: uri, modificationTime: entry.modificationTime)
             case .none:
-                cache.remove(uri)
+                // Nothing of it in the cache (a leftover of an earlier version or place goes).
+                if let previous { cache.remove(previous.uri) }
+                book.withLock { _ = $0.written.removeValue(forKey: ino) }
+                return
             }
         } catch {
             logger.info("cannot keep the thumbnails of \(relative): \(error)")
