@@ -261,23 +261,24 @@ public final class Describer: ContentDescribing, Sendable {
     /// Describes content that is here, records the description, sends it to the provider and fills the cache.
     private func describeHere(_ ino: UInt64) async {
         guard let content = fileSystem.describableContent(of: ino), let node = fileSystem.node(ino) else { return }
-        let folder = "\(workFolder)/\(UUID().uuidString)"
-        guard mkdir(folder, 0o700) == 0 else { return }
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        // The thumbnailer sees the document under its own name (some go by the extension), through a hard
-        // link to the immutable file in the content cache; a copy where a link cannot be made.
-        let safeName = content.name.replacingOccurrences(of: "/", with: "_")
-        var input = "\(folder)/\(safeName.isEmpty ? "document" : safeName)"
-        if link(content.file.string, input) != 0,
-            (try? FileManager.default.copyItem(atPath: content.file.string, toPath: input)) == nil
-        {
-            input = content.file.string  // under its name in the cache, then
-        }
-        guard let sample = Self.sample(of: input) else { return }
+        // The type first, from the file in the content cache (most documents have no thumbnailer: nothing more).
+        guard let sample = Self.sample(of: content.file.string) else { return }
         let type = ContentTypes.guess(name: content.name, sample: sample)
         var thumbnails: [ThumbnailSize: [UInt8]] = [:]
         var outcome = ThumbnailOutcome.none
         if let type, let thumbnailer = thumbnailers.thumbnailer(for: type) {
+            let folder = "\(workFolder)/\(UUID().uuidString)"
+            guard mkdir(folder, 0o700) == 0 else { return }
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // The thumbnailer sees the document under its own name (some go by the extension), through a hard
+            // link to the immutable file in the content cache; a copy where a link cannot be made.
+            let safeName = content.name.replacingOccurrences(of: "/", with: "_")
+            var input = "\(folder)/\(safeName.isEmpty ? "document" : safeName)"
+            if link(content.file.string, input) != 0,
+                (try? FileManager.default.copyItem(atPath: content.file.string, toPath: input)) == nil
+            {
+                input = content.file.string  // under its name in the cache, then
+            }
             outcome = .made
             for size in ThumbnailSize.allCases {
                 guard let png = await run.run(

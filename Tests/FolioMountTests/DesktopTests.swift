@@ -112,31 +112,46 @@ final class DesktopTests: MountTestCase {
 
     /// Opens `folder` of `device` in a file manager (`command`: its command line before the folder) in a private
     /// session on the display, until the two images made by hand are downloaded (the file manager made their
-    /// thumbnails) or 90 s pass; takes a screenshot. Returns the screenshot's path.
+    /// thumbnails), three attempts of 30 s at most; takes a screenshot. Returns the screenshot's path.
     private func browse(_ device: MountFixture, _ folder: String, with command: String, name: String) throws -> String {
         let home = fixture.root + "/home-\(name)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let shot = fixture.root + "/\(name).png"
         let handmade = ["byhand1.png", "byhand2.png"].map { "'\(device.path(folder + "/" + $0))'" }.joined(separator: " ")
         // (The daemon was told the desktop; the file manager is not: GNOME's would wait for a GNOME session.)
+        // Nautilus 43 in Xvfb, started for the first time in a new home on the folder of the mount, now and then
+        // never ends its "Loading…" (about half the time here; not once in 12 tries on a plain folder of the same
+        // files, nor on a mount with libfuse's debug output on, nor in 8 tries once it had been started on a local
+        // folder first). Its threads then all wait in its main loop and thread pool, none in a request to the
+        // mount; the cause is not found yet (README, limitations). So the manager is first started on the home
+        // folder and closed; and one that has not thumbnailed the images by hand within 30 s is closed and started
+        // again, three times at most. What is checked holds over every attempt: a download by any of them counts.
         let script = """
             unset XDG_CURRENT_DESKTOP
-            \(command) '\(device.path(folder))' > '\(home)/manager.log' 2>&1 &
-            manager=$!
-            # The window is up (bounded), then the file manager makes its own thumbnails of the two images by hand.
-            for i in $(seq 1 300); do xdotool search --onlyvisible --name '\(folder)' >/dev/null 2>&1 && break; sleep 0.1; done
-            for i in $(seq 1 900); do
-                done=0
-                for f in \(handmade); do [ "$(getfattr --only-values -n user.folio.state "$f" 2>/dev/null)" = materialized ] && done=$((done+1)); done
-                [ $done = 2 ] && break
-                sleep 0.1
+            done_by_hand() {
+                n=0
+                for f in \(handmade); do [ "$(getfattr --only-values -n user.folio.state "$f" 2>/dev/null)" = materialized ] && n=$((n+1)); done
+                [ $n = 2 ]
+            }
+            \(command) '\(home)' > '\(home)/manager-0.log' 2>&1 &
+            first=$!
+            for i in $(seq 1 300); do xdotool search --onlyvisible --name '\((home as NSString).lastPathComponent)' >/dev/null 2>&1 && break; sleep 0.1; done
+            sleep 1; kill $first; wait $first 2>/dev/null
+            for attempt in 1 2 3; do
+                \(command) '\(device.path(folder))' > '\(home)/manager-$attempt.log' 2>&1 &
+                manager=$!
+                for i in $(seq 1 300); do xdotool search --onlyvisible --name '\(folder)' >/dev/null 2>&1 && break; sleep 0.1; done
+                for i in $(seq 1 300); do done_by_hand && break; sleep 0.1; done
+                done_by_hand && break
+                echo "attempt $attempt: the images by hand were not thumbnailed within 30 s"
+                kill $manager; wait $manager 2>/dev/null
             done
             sleep 2  # only for the picture: the file manager draws what it has (nothing is checked on it)
             import -window root '\(shot)'
             kill $manager; wait $manager 2>/dev/null
             """
         let result = Shell.run(
-            "dbus-run-session -- bash -c \(IndexerTestCase.quoted(script))", timeout: 180,
+            "dbus-run-session -- bash -c \(IndexerTestCase.quoted(script))", timeout: 240,
             environment: device.environment.merging([
                 "DISPLAY": ":\(display)", "HOME": home, "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1",
                 "XDG_CONFIG_HOME": home + "/config", "XDG_DATA_HOME": home + "/data", "QT_QPA_PLATFORM": "xcb",
@@ -147,6 +162,7 @@ final class DesktopTests: MountTestCase {
             try? FileManager.default.copyItem(atPath: shot, toPath: folder + "/\(name).png")
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: shot), "no screenshot: \(result.stderr.suffix(2000))")
+        if !result.stdout.isEmpty { print("\(name): \(result.stdout)") }
 
         return shot
     }
