@@ -68,12 +68,6 @@ extension FolioFileSystem {
         }
     }
 
-    /// Asks the describer to look at `inos` again (a description that could not be stored, a command that wants
-    /// one now).
-    public func requestDescription(of inos: some Sequence<UInt64>) {
-        state.withLock { state in noteDescriptionWork(inos, state: &state) }
-    }
-
     /// The content of a file that can be described now: committed here, at the provider version it was uploaded
     /// as or downloaded from, and whole. The file in the content cache is never changed (a new version is a new
     /// file); it may be removed (evicted) while it is read, which fails the read.
