@@ -212,7 +212,9 @@ public final class Describer: ContentDescribing, Sendable {
                 do {
                     found = try await provider.descriptions(of: chunk.map(\.id), in: container)
                 } catch {
-                    logger.debug("cannot ask for descriptions in \(container): \(error)")
+                    // Offline, say: asked again later (the same bounded asks as for a description not there yet).
+                    logger.debug("cannot ask for descriptions in \(container), will ask again: \(error)")
+                    for item in chunk { awaitDescription(of: item.ino, version: item.version) }
                     continue
                 }
                 for item in chunk {
@@ -321,7 +323,16 @@ public final class Describer: ContentDescribing, Sendable {
             }
             if first { logger.notice("types and thumbnails stay on this device: \(reason)") }
         } catch {
-            logger.info("the remote did not take the description of \(pending.name), will try again: \(error)")
+            let failure = FolioError(error)
+            var clears = failure.isRetryable
+            if case .noSpace = failure { clears = true }  // a full remote is freed some day
+            guard clears else {
+                // What will not clear by itself (refused access, say): the description stays on this device.
+                logger.notice("the remote refused the description of \(pending.name); it stays on this device: \(failure)")
+                book.withLock { _ = $0.pending.removeValue(forKey: ino) }
+                return
+            }
+            logger.info("the remote did not take the description of \(pending.name), will try again: \(failure)")
             book.withLock { book in
                 book.pending[ino] = pending
                 if book.pending.count > Self.pendingKept,
