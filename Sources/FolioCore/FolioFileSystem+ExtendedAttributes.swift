@@ -109,8 +109,10 @@ extension FolioFileSystem {
                 node.xattrs[name] = value
             }
             node.changeTime = .now()
+            if name == VirtualFolder.tagsAttribute { noteTagsChanged(&node, state: &state) }
             saveDeferred(node, state: &state)
         }
+        if name == VirtualFolder.tagsAttribute { notifyUploader() }
     }
 
     /// Removes an extended attribute.
@@ -122,8 +124,10 @@ extension FolioFileSystem {
             if name.hasPrefix(Self.folioAttributePrefix) { throw .notPermitted("\(name) is maintained by Folio") }
             guard node.xattrs.removeValue(forKey: name) != nil else { throw .noAttribute(name) }
             node.changeTime = .now()
+            if name == VirtualFolder.tagsAttribute { noteTagsChanged(&node, state: &state) }
             saveDeferred(node, state: &state)
         }
+        if name == VirtualFolder.tagsAttribute { notifyUploader() }
     }
 
     /// Keeps a change the store may learn of a moment later: in memory at once, in the store with the next group

@@ -366,6 +366,8 @@ extension FolioFileSystem {
             // A folder's time sent again: its name, place and mode are the remote's (another device's change).
             changes = RemoteItemChanges(modificationTime: node.modificationTime)
         }
+        // (An item just created sends its tags with the modify after its create.)
+        changes.tags = node.pendingTagUpdate
         if !contentDirty && changes.isEmpty { return nil }
         changes.retryTag = retryTag(base: node.remoteVersion)
         return .modify(
@@ -450,8 +452,11 @@ extension FolioFileSystem {
                 ino: ino, itemID: template.id, container: template.container, generation: generation,
                 epoch: epoch, contentSent: true, placed: placed, timeResentMeanwhile: timeResentMeanwhile,
                 result: result, state: &state)
-        case .modify(let ino, let itemID, let container, _, _, let contents, let generation, let epoch):
+        case .modify(let ino, let itemID, let container, _, let changes, let contents, let generation, let epoch):
             let timeResentMeanwhile = state.sync.uploadEnded(itemID)
+            if let sent = changes.tags, case .success(let item) = result {
+                tagUpdateLanded(ino: ino, itemID: itemID, sent: sent, answer: item?.tags, state: &state)
+            }
             finishItemUpload(
                 ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
                 contentSent: contents != nil, placed: true, timeResentMeanwhile: timeResentMeanwhile, result: result,

@@ -49,7 +49,28 @@ struct KnownItemMerge: Equatable {
 
     /// Merges `item`, whose remote folder is `parent` (a listed folder), into `node` (the same item id), in a merge
     /// of `scope` of `container`, with the sync bookkeeping `book`.
+    ///
+    /// The item's tags are merged whatever else the merge decides (a pending change of them never holds back the
+    /// rest, and is never a conflict): the remote's are taken, merged with a change made here and not sent yet
+    /// (``Node/mergeRemoteTags(_:)``); only a merge that waits (``Outcome/takeAgain``, ``Outcome/waitForSave``)
+    /// leaves them for the next one.
     static func merge(
+        _ item: RemoteItem, into node: Node, parent: UInt64, container: ContainerID, scope: MergeScope,
+        book: SyncBook, surroundings: Surroundings
+    ) -> KnownItemMerge {
+        var result = mergeBesidesTags(
+            item, into: node, parent: parent, container: container, scope: scope, book: book,
+            surroundings: surroundings)
+        switch result.outcome {
+        case .takeAgain, .waitForSave: return result
+        case .unchanged, .updated, .conflict: break
+        }
+        if result.node.mergeRemoteTags(item.tags) { result.attributesChanged = true }
+        return result
+    }
+
+    /// ``merge(_:into:parent:container:scope:book:surroundings:)`` of everything but the tags.
+    private static func mergeBesidesTags(
         _ item: RemoteItem, into node: Node, parent: UInt64, container: ContainerID, scope: MergeScope,
         book: SyncBook, surroundings: Surroundings
     ) -> KnownItemMerge {
@@ -90,7 +111,7 @@ struct KnownItemMerge: Equatable {
             return result.replacingContent(with: item)
         }
         // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
-        guard !node.hasPendingUpload || node.waitsOnlyForTime, node.state != .conflicted else { return result }
+        guard !node.hasPendingUploadBesidesTags || node.waitsOnlyForTime, node.state != .conflicted else { return result }
         let contentChanged = remoteChanged && node.kind == .file
         let moved = node.parent != parent || node.name != item.name
         if moved, surroundings.nameTaken {

@@ -128,14 +128,17 @@ public struct Node: Hashable, Sendable, Codable {
     /// Whether the only thing about this node that waits for the uploader is its time (``timeDirty``): the
     /// remote's name, place, mode and deletion of it are taken meanwhile.
     public var waitsOnlyForTime: Bool {
-        guard timeDirty, !metadataDirty, !needsCreate, !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
+        guard timeDirty, !metadataDirty, !tagsPending, !needsCreate, !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
         if case .dirty = state { return false }
         if case .uploading = state { return false }
         return true
     }
 
     /// Whether anything about this node waits for the uploader.
-    public var hasPendingUpload: Bool {
+    public var hasPendingUpload: Bool { hasPendingUploadBesidesTags || tagsPending }
+
+    /// Whether anything but an update of its tags (``tagsPending``, metadata that merges) waits for the uploader.
+    public var hasPendingUploadBesidesTags: Bool {
         guard !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
         if needsCreate || metadataDirty || timeDirty { return true }
         if case .dirty = state { return true }

@@ -31,17 +31,23 @@ public struct RemoteItem: Hashable, Sendable, Codable {
     /// then a default and the time the server's own, so a known item keeps the mode and time it has on this device
     /// (its time is the remote's only when its content changes there). Never encoded.
     public var metadataKept: Bool = true
+    /// The item's tags as the provider keeps them with its metadata (``TagUpdate``); `nil` where the provider (or
+    /// this item there) keeps none, so a device keeps the tags it has. A change of tags is not a change of
+    /// ``version``.
+    public var tags: [String]?
 
     // (Written out so that ``changedElsewhere`` and ``metadataKept`` are not encoded.)
     private enum CodingKeys: String, CodingKey {
-        case id, container, parentID, name, kind, size, modificationTime, mode, symlinkTarget, version
+        case id, container, parentID, name, kind, size, modificationTime, mode, symlinkTarget, version, tags
     }
 
     /// Creates a remote item description.
     public init(
         id: ItemID, container: ContainerID, parentID: ItemID?, name: String, kind: ItemKind, size: Int64,
-        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil, version: String
+        modificationTime: Timestamp, mode: UInt32, symlinkTarget: String? = nil, version: String,
+        tags: [String]? = nil
     ) {
+        self.tags = tags
         self.id = id
         self.container = container
         self.parentID = parentID
@@ -114,12 +120,17 @@ public struct RemoteItemChanges: Hashable, Sendable {
     /// long as the remote is still exactly at the version that tag wrote: that version is this writer's own
     /// earlier attempt, whose answer was lost (a daemon killed while it waited), not someone else's change.
     public var retryTag: String?
+    /// An update of the item's tags, merged by the provider into the tags it holds (``TagUpdate/merged(into:)``);
+    /// metadata only: it changes no content and no ``RemoteItem/version``. A provider that keeps no tags ignores it
+    /// (its answer's ``RemoteItem/tags`` is `nil`).
+    public var tags: TagUpdate?
 
     /// Creates a change set.
     public init(
         container: ContainerID? = nil, parentID: ItemID?? = nil, name: String? = nil, mode: UInt32? = nil,
-        modificationTime: Timestamp? = nil, retryTag: String? = nil
+        modificationTime: Timestamp? = nil, retryTag: String? = nil, tags: TagUpdate? = nil
     ) {
+        self.tags = tags
         self.container = container
         self.parentID = parentID
         self.name = name
@@ -130,7 +141,7 @@ public struct RemoteItemChanges: Hashable, Sendable {
 
     /// Whether nothing changes (the retry tag is not a change).
     public var isEmpty: Bool {
-        container == nil && parentID == nil && name == nil && mode == nil && modificationTime == nil
+        container == nil && parentID == nil && name == nil && mode == nil && modificationTime == nil && tags == nil
     }
 }
 

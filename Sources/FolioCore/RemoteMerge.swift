@@ -144,7 +144,7 @@ struct RemoteMerge {
             }
             yieldReference(
                 at: .init(parent: parentIno, name: item.name), outcome: &outcome, batch: &batch, state: &state)
-            let node = Node(
+            var node = Node(
                 ino: state.allocateIno(), itemID: item.id, container: container, parent: parentIno,
                 name: item.name, kind: item.kind, size: item.kind == .file ? item.size : 0,
                 modificationTime: item.modificationTime, mode: item.mode, uid: owner.uid,
@@ -152,6 +152,7 @@ struct RemoteMerge {
                 state: item.kind == .file ? .placeholder : .materialized, remoteVersion: item.version,
                 pinned: state.nodes[parentIno]?.pinned ?? false, remoteContainer: container,
                 childrenListed: item.kind != .directory || scope == .container)
+            node.mergeRemoteTags(item.tags)
             state.insert(node)
             batch.upserts.append(node)
             outcome.invalidations.append((parentIno, item.name))

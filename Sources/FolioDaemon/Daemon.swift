@@ -274,6 +274,11 @@ public final class Daemon: @unchecked Sendable {
             response.data = answer.data
             return response
         }
+        if let answer = handleTagCommand(request, fileSystem: fileSystem, view: view) {
+            guard answer.ok else { return answer }
+            (response.message, response.data) = (answer.message, answer.data)
+            return response
+        }
         switch request.command {
         case "attach":
             guard let app = request.app, let target = request.target else {

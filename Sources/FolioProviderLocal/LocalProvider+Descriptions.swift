@@ -99,7 +99,7 @@ extension RemoteLayout {
 
     /// A file name for an id: the id itself when it is made of letters, digits, `-` and `_` (as Folio's are),
     /// otherwise its bytes in hex.
-    private static func fileName(of id: ItemID) -> String {
+    static func fileName(of id: ItemID) -> String {
         let plain = id.rawValue.utf8.allSatisfy { byte in
             (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 45
                 || byte == 95

@@ -214,6 +214,7 @@ public final class LocalProvider: Provider {
             if let plan { item = try tree.move(item, as: plan) }
             if renamed, staged?.isSmall == false { folderOfBigContent = item.path.removingLastComponent() }
             item = try tree.applyAttributes(changes, to: item)
+            if let tags = changes.tags, item.kind != .symlink { try tree.layout.applyTags(tags, to: item.id) }
             var modified = try tree.remoteItem(for: item)
             tree.noteChanged(modified)
             if let ownedVersion, modified.version != ownedVersion {
@@ -241,6 +242,7 @@ public final class LocalProvider: Provider {
             }
         }
         forgetDescription(of: id)
+        SystemCalls.removeFileQuietly(layout.tagsFile(of: id))
         try gate.reply("delete \(id)")
     }
 

@@ -145,7 +145,8 @@ struct RemoteTree: Sendable {
             size: kind == .file ? item.status.size : 0, modificationTime: item.status.modificationTime,
             mode: kind == .symlink ? 0o777 : Self.reportedMode(attributes.mode, status: item.status),
             symlinkTarget: item.symlinkTarget,
-            version: ItemAttributes.version(kind: kind, revision: attributes.revision, status: item.status)
+            version: ItemAttributes.version(kind: kind, revision: attributes.revision, status: item.status),
+            tags: kind == .symlink ? nil : layout.storedTags(of: item.id)
         )
     }
 

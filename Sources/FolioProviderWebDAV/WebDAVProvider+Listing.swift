@@ -99,6 +99,7 @@ extension WebDAVProvider {
         // No mode set through Folio (a server that keeps no properties, or a resource another client made): the
         // mode is a default and the time the server's, which do not replace what this device has.
         item.metadataKept = properties.folio["mode"] != nil
+        item.tags = kind == .symlink ? nil : Self.tags(in: properties)
         return item
     }
 

@@ -406,7 +406,8 @@ extension WebDAVProvider {
         }
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)
-        if let contents, current.kind == .file {
+        // (A file's tags are read and merged under its lock too: another device's update of them is never lost.)
+        if current.kind == .file, contents != nil || changes.tags != nil {
             current = try await whileLocked(itemPath, owner: changes.retryTag ?? "folio") {
                 try await self.write(
                     id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
@@ -473,6 +474,9 @@ extension WebDAVProvider {
         }
         if let mode = changes.mode { properties["mode"] = String(mode & 0o7777, radix: 8) }
         if let time = changes.modificationTime { properties["mtime"] = Self.text(time) }
+        if let tags = changes.tags, current.kind != .symlink, let merged = try await mergedTags(tags, at: itemPath) {
+            properties[Self.tagsProperty] = merged
+        }
         try await setProperties(properties, at: itemPath)
         var settled = entry
         if revision != nil { settled.pendingWrite = nil }  // this write's properties are set

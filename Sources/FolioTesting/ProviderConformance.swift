@@ -37,14 +37,17 @@ public struct ProviderConformance: Sendable {
         public var raceRounds: Int
         /// Whether the provider keeps descriptions of content (``Provider/storeDescription(_:thumbnails:of:in:)``).
         public var keepsDescriptions: Bool
+        /// Whether the provider keeps items' tags (``RemoteItem/tags``, ``RemoteItemChanges/tags``).
+        public var keepsTags: Bool
 
         /// Options for a provider; the defaults expect everything a local file system offers.
         public init(
             container: ContainerID = .drive, secondContainer: ContainerID? = nil, supportsSymlinks: Bool = true,
             preservesModificationTime: Bool = true, preservesMode: Bool = true, extraInvalidNames: [String] = [],
             raceRounds: Int = 200, expireAnchors: (@Sendable (ContainerID) async throws -> Void)? = nil,
-            keepsDescriptions: Bool = true
+            keepsDescriptions: Bool = true, keepsTags: Bool = true
         ) {
+            self.keepsTags = keepsTags
             self.keepsDescriptions = keepsDescriptions
             self.expireAnchors = expireAnchors
             self.raceRounds = raceRounds
@@ -120,6 +123,11 @@ public struct ProviderConformance: Sendable {
         /// dropped, a newer one replaces it (thumbnails too), and a deleted item keeps none (skipped where
         /// ``Options/keepsDescriptions`` is false).
         case descriptionsPerVersion
+        /// Tags are kept with the item's metadata: an update (``TagUpdate``) is merged into the tags kept (a set
+        /// union of what each writer added), changes no version and no content (also on a stale base, which the
+        /// answer says), and is reported by `changes(in:since:)`, enumerations and lookups; a content change
+        /// leaves the tags (skipped where ``Options/keepsTags`` is false).
+        case tagsTravelWithMetadata
     }
 
     /// What running a check gave.
@@ -204,6 +212,8 @@ public struct ProviderConformance: Sendable {
             return "no rival process given"
         case .descriptionsPerVersion where !options.keepsDescriptions:
             return "the provider keeps no descriptions"
+        case .tagsTravelWithMetadata where !options.keepsTags:
+            return "the provider keeps no tags"
         default:
             return nil
         }
@@ -238,6 +248,7 @@ public struct ProviderConformance: Sendable {
         case .itemLookup: try await checkItemLookup(workspace)
         case .changesCostInProportion: try await checkChangesCostInProportion(workspace)
         case .descriptionsPerVersion: try await checkDescriptionsPerVersion(workspace)
+        case .tagsTravelWithMetadata: try await checkTagsTravelWithMetadata(workspace)
         }
     }
 }

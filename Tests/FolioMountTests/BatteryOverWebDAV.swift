@@ -27,6 +27,7 @@ import XCTest
 //   TwoDeviceRaceTests
 //   CrashBatteryTests
 //   ThumbnailMountTests
+//   TagsTravelTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
@@ -338,6 +339,24 @@ final class ThumbnailMountTestsOverWebDAV: ThumbnailMountTests {
     }
     override func testGIOAndFileDecideTypesFromContentNotFromTheAttribute() throws {
         try super.testGIOAndFileDecideTypesFromContentNotFromTheAttribute()
+    }
+}
+
+/// ``TagsTravelTests`` over Apache.
+final class TagsTravelTestsOverWebDAV: TagsTravelTests {
+    override class var remote: TestRemote { .apache }
+    override func testTagsSetOnOneDeviceShowOnAnotherDevicesPlaceholders() throws {
+        try super.testTagsSetOnOneDeviceShowOnAnotherDevicesPlaceholders()
+    }
+    override func testTagsSurviveEvictionAndRestart() throws { try super.testTagsSurviveEvictionAndRestart() }
+    override func testAContentEditHereAndATagChangeThereAtOnceBothLand() throws {
+        try super.testAContentEditHereAndATagChangeThereAtOnceBothLand()
+    }
+    override func testConcurrentTagsOnTwoDevicesEndWithTheUnion() throws {
+        try super.testConcurrentTagsOnTwoDevicesEndWithTheUnion()
+    }
+    override func testTagCommandErrorsAreClearAndLoseNothing() throws {
+        try super.testTagCommandErrorsAreClearAndLoseNothing()
     }
 }
 // END GENERATED

@@ -55,10 +55,11 @@ final class AdoptedRemoteConformanceTests: XCTestCase {
     func testItemLookup() async throws { try await assertPasses(.itemLookup) }
     func testChangesCostInProportion() async throws { try await assertPasses(.changesCostInProportion) }
     func testDescriptionsPerVersion() async throws { try await assertPasses(.descriptionsPerVersion) }
+    func testTagsTravelWithMetadata() async throws { try await assertPasses(.tagsTravelWithMetadata) }
 
     /// Every check is covered by a test above.
     func testEveryCheckHasATest() {
-        XCTAssertEqual(ProviderConformance.Check.allCases.count, 22, "add a test method for the new check")
+        XCTAssertEqual(ProviderConformance.Check.allCases.count, 23, "add a test method for the new check")
     }
 
     /// The whole suite on one adopted folder leaves it as it found it: the user's documents only, and no

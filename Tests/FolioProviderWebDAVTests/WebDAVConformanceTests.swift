@@ -66,4 +66,5 @@ final class WebDAVConformanceTests: XCTestCase {
     func testItemLookup() async throws { try await assertPasses(.itemLookup) }
     func testChangesCostInProportion() async throws { try await assertPasses(.changesCostInProportion) }
     func testDescriptionsPerVersion() async throws { try await assertPasses(.descriptionsPerVersion) }
+    func testTagsTravelWithMetadata() async throws { try await assertPasses(.tagsTravelWithMetadata) }
 }

@@ -1,0 +1,51 @@
+import FolioCore
+import Foundation
+import SystemPackage
+
+/// Tags (``RemoteItem/tags``) kept beside the documents, never in them (nor in the xattrs of an adopted folder's
+/// files, which are the user's): `DIR/.folio/tags/<two hex digits>/<id>.json`, a JSON array of strings, keyed by
+/// the item's id so renames and moves keep them; no file means no tags. Written atomically under the tree's lock
+/// (``RemoteLock`` across processes), so a ``TagUpdate`` is merged atomically with every other writer of this
+/// remote (another daemon on it is another device). A change of tags is
+/// journaled as a change of the item (reported by ``LocalProvider/changes(in:since:)``) and leaves its version
+/// as it is: it is never taken for a change of content.
+extension RemoteLayout {
+    /// Where the tags of items are.
+    var tagsDirectory: FilePath { stateDirectory.appending("tags") }
+
+    /// The file of one item's tags.
+    func tagsFile(of id: ItemID) -> FilePath {
+        let spread = String(StableHash.fnv1a(id.rawValue) & 0xFF, radix: 16)
+        return tagsDirectory.appending(spread.count == 1 ? "0" + spread : spread)
+            .appending(Self.fileName(of: id) + ".json")
+    }
+
+    /// The tags kept for `id` (none if no file, or one that cannot be read as tags).
+    func storedTags(of id: ItemID) -> [String] {
+        guard let data = FileManager.default.contents(atPath: tagsFile(of: id).string),
+            let tags = try? JSONDecoder().decode([String].self, from: data)
+        else { return [] }
+        return tags
+    }
+
+    /// Keeps `tags` for `id` (removes the file when there are none).
+    func storeTags(_ tags: [String], of id: ItemID) throws {
+        let path = tagsFile(of: id)
+        guard !tags.isEmpty else {
+            SystemCalls.removeFileQuietly(path)
+            return
+        }
+        try SystemCalls.makeDirectories(path.removingLastComponent())
+        try AtomicFile.write(try JSONEncoder().encode(tags), to: path)
+    }
+
+    /// Merges `update` into the tags kept for `id`; returns whether they changed.
+    @discardableResult
+    func applyTags(_ update: TagUpdate, to id: ItemID) throws -> Bool {
+        let current = storedTags(of: id)
+        let merged = update.merged(into: current)
+        guard merged != current else { return false }
+        try storeTags(merged, of: id)
+        return true
+    }
+}
