@@ -10,6 +10,9 @@ import SystemPackage
 /// journaled as a change of the item (reported by ``LocalProvider/changes(in:since:)``) and leaves its version
 /// as it is: it is never taken for a change of content.
 extension RemoteLayout {
+    /// The attribute of the state folder whose change announces a change of tags.
+    static let tagsChangedAttribute = "user.folio.tags-changed"
+
     /// Where the tags of items are.
     var tagsDirectory: FilePath { stateDirectory.appending("tags") }
 
@@ -39,13 +42,19 @@ extension RemoteLayout {
         try AtomicFile.write(try JSONEncoder().encode(tags), to: path)
     }
 
-    /// Merges `update` into the tags kept for `id`; returns whether they changed.
+    /// Merges `update` into the tags kept for `id`; returns whether they changed. A change is announced to the
+    /// watchers of every process on this remote (``RemoteWatcher``: push), which watch the remote's folder but
+    /// not the state folder inside it: an attribute of the state folder (Folio's own) is set, an `IN_ATTRIB` in the
+    /// remote's folder (setting the folder's time is reported as `IN_MODIFY`, which the watchers do not ask for).
+    /// (Called under the tree's lock: a process woken by it reads the journal once the change's record is in.)
     @discardableResult
     func applyTags(_ update: TagUpdate, to id: ItemID) throws -> Bool {
         let current = storedTags(of: id)
         let merged = update.merged(into: current)
         guard merged != current else { return false }
         try storeTags(merged, of: id)
+        let stamp = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        try? SystemCalls.setExtendedAttribute(Self.tagsChangedAttribute, stamp, of: stateDirectory)
         return true
     }
 }

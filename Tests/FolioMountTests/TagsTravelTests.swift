@@ -112,12 +112,12 @@ class TagsTravelTests: MountTestCase {
                     with open(os.path.join(here, 'edited.txt'), 'w') as f:
                         barrier.wait()
                         f.write(text)
-                def tag():
+                def retag():
                     path = os.path.join(there, 'edited.txt')
                     old = os.getxattr(path, 'user.xdg.tags').decode() if 'user.xdg.tags' in os.listxattr(path) else ''
                     barrier.wait()
                     os.setxattr(path, 'user.xdg.tags', ','.join([t for t in old.split(',') if t] + [tag]).encode())
-                threads = [threading.Thread(target=edit), threading.Thread(target=tag)]
+                threads = [threading.Thread(target=edit), threading.Thread(target=retag)]
                 for t in threads: t.start()
                 for t in threads: t.join()
                 print('done')
@@ -153,10 +153,15 @@ class TagsTravelTests: MountTestCase {
 
     func testConcurrentTagsOnTwoDevicesEndWithTheUnion() throws {
         let other = try secondDevice()
-        XCTAssertTrue(Shell.waitUntil(timeout: 60) {
-            Shell.run("ls '\(other.path("race"))' | wc -l").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-                == "\(Self.raceRounds)"
-        })
+        // Both devices know every document (listed, looked up) before the race: neither has seen the other's tags.
+        // (A device that looked a document up only inside the race could find the other's tags there already,
+        // and `setxattr` replaces the whole list: that would be a removal, rightly kept.)
+        for device in [fixture!, other] as [MountFixture] {
+            XCTAssertTrue(Shell.waitUntil(timeout: 60) {
+                Shell.run("stat -c %n '\(device.path("race"))'/* | wc -l").stdout
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.raceRounds)"
+            })
+        }
         // Each round: two threads, one per device, set different tags on one document at once (after a barrier).
         let script = """
             import os, sys, threading
