@@ -111,7 +111,9 @@ struct KnownItemMerge: Equatable {
             return result.replacingContent(with: item)
         }
         // (A folder whose only change waiting is its time takes the rest: only the time is sent.)
-        guard !node.hasPendingUploadBesidesTags || node.waitsOnlyForTime, node.state != .conflicted else { return result }
+        guard !node.hasPendingUploadBesidesTags || node.waitsOnlyForTime, node.state != .conflicted else {
+            return result
+        }
         let contentChanged = remoteChanged && node.kind == .file
         let moved = node.parent != parent || node.name != item.name
         if moved, surroundings.nameTaken {

@@ -128,7 +128,9 @@ public struct Node: Hashable, Sendable, Codable {
     /// Whether the only thing about this node that waits for the uploader is its time (``timeDirty``): the
     /// remote's name, place, mode and deletion of it are taken meanwhile.
     public var waitsOnlyForTime: Bool {
-        guard timeDirty, !metadataDirty, !tagsPending, !needsCreate, !kind.isLocalOnly, !itemID.isContainerRoot else { return false }
+        guard timeDirty, !metadataDirty, !tagsPending, !needsCreate, !kind.isLocalOnly, !itemID.isContainerRoot else {
+            return false
+        }
         if case .dirty = state { return false }
         if case .uploading = state { return false }
         return true

@@ -230,10 +230,12 @@ struct RemoteMerge {
     }
 
     /// Whether the remote's delete of `node` (or its move to where the tree does not look) may take it out of the
-    /// tree: nothing about it waits for upload or for a decision.
+    /// tree: nothing about it waits for upload or for a decision. (A change of its tags waiting does not keep it:
+    /// tags are metadata that merges, never a reason to bring back an item deleted elsewhere.)
     private func isClean(_ node: Node, state: borrowing State) -> Bool {
         node.remoteVersion != nil
-            && (!node.hasPendingUpload || (node.waitsOnlyForTime && !state.sync.uploadsInFlight.contains(node.itemID)))
+            && (!node.hasPendingUploadBesidesTags
+                || (node.waitsOnlyForTime && !state.sync.uploadsInFlight.contains(node.itemID)))
             && !node.itemID.isContainerRoot && !node.kind.isLocalOnly && node.state != .conflicted
     }
 

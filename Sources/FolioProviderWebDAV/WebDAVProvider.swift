@@ -203,7 +203,8 @@ public final class WebDAVProvider: Provider {
         var limitations: [String] = []
         if !traits.keepsDeadProperties {
             limitations.append(
-                "the server keeps no properties: modes, times, tags and symlinks stay on this device, and an item renamed "
+                "the server keeps no properties: modes, times, tags and symlinks stay on this device, and an item "
+                    + "renamed "
                     + "on another device or on the server is a new item here")
         }
         if !traits.honoursConditions {

@@ -22,7 +22,7 @@ extension ProviderConformance {
                 changes: RemoteItemChanges(tags: TagUpdate(base: base, tags: tags)), contents: nil)
         }
         let tagged = try await update(file, base: [], ["red", "work"])
-        try space.expect(Set(tagged.tags ?? []) == ["red", "work"], "tags after an update: \(String(describing: tagged.tags))")
+        try space.expect(Set(tagged.tags ?? []) == ["red", "work"], "tags after an update: \(tagged.tags ?? [])")
         try space.expect(tagged.version == file.version, "a tag update made a new version (\(tagged.version))")
         try space.expect(!tagged.changedElsewhere, "a tag update at the current version said changed elsewhere")
         let fetched = try await space.fetch(tagged)
@@ -50,7 +50,8 @@ extension ProviderConformance {
 
         // Merged, never overwritten: another device that never saw red and work adds blue; then one removes work.
         let union = try await update(file, base: [], ["blue"])
-        try space.expect(Set(union.tags ?? []) == ["red", "work", "blue"], "a concurrent update lost tags: \(union.tags ?? [])")
+        try space.expect(
+            Set(union.tags ?? []) == ["red", "work", "blue"], "a concurrent update lost tags: \(union.tags ?? [])")
         let removed = try await update(file, base: ["red", "work", "blue"], ["red", "blue"])
         try space.expect(Set(removed.tags ?? []) == ["red", "blue"], "a removal gave \(removed.tags ?? [])")
 
@@ -59,11 +60,13 @@ extension ProviderConformance {
             file.id, in: space.container, baseVersion: removed.version, changes: RemoteItemChanges(),
             contents: try space.scratchFile(random.bytes(4000)))
         try space.expect(changed.version != file.version, "new content kept the version")
-        try space.expect(Set(changed.tags ?? []) == ["red", "blue"], "a content change changed the tags: \(changed.tags ?? [])")
+        try space.expect(
+            Set(changed.tags ?? []) == ["red", "blue"], "a content change changed the tags: \(changed.tags ?? [])")
         let changedBytes = try await space.fetch(changed).bytes
         let stale = try await update(file, base: ["red", "blue"], ["red", "blue", "late"], at: file.version)
         try space.expect(stale.changedElsewhere, "a tag update on a stale base did not say changed elsewhere")
-        try space.expect(Set(stale.tags ?? []) == ["red", "blue", "late"], "a stale-base tag update gave \(stale.tags ?? [])")
+        try space.expect(
+            Set(stale.tags ?? []) == ["red", "blue", "late"], "a stale-base tag update gave \(stale.tags ?? [])")
         let now = try await space.provider.item(file.id, in: space.container)
         try space.expect(now.version == changed.version, "a tag update on a stale base changed the version")
         let afterBytes = try await space.fetch(now).bytes

@@ -26,7 +26,8 @@ class TagsTravelTests: MountTestCase {
     /// The tags of `path` (read without opening it: nothing is downloaded).
     func tags(_ path: String) -> Set<String> {
         guard let value = ExtendedAttributes.value("user.xdg.tags", of: path) else { return [] }
-        return Set(value.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet.whitespaces) }.filter { !$0.isEmpty })
+        let tags = value.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet.whitespaces) }
+        return Set(tags.filter { !$0.isEmpty })
     }
 
     /// `user.folio.state` of `path`.
@@ -196,7 +197,8 @@ class TagsTravelTests: MountTestCase {
             }
             return unsettled.isEmpty
         }
-        XCTAssertTrue(settled, "\(unsettled.count) rounds not settled:\n" + unsettled.prefix(10).joined(separator: "\n"))
+        XCTAssertTrue(
+            settled, "\(unsettled.count) rounds not settled:\n" + unsettled.prefix(10).joined(separator: "\n"))
         // Metadata only: nothing was downloaded, no conflict anywhere.
         for round in 0..<Self.raceRounds {
             for device in [fixture!, other] as [MountFixture] {
