@@ -132,16 +132,7 @@ extension FolioFileSystem {
     /// The path of `ino` relative to `root` (the full view's root unless given: a view's root, see
     /// ``rootIno(of:)``), or `nil` for a node outside that tree.
     public func path(of ino: UInt64, below root: UInt64 = FolioFileSystem.rootIno) -> String? {
-        state.withLock { state in
-            var components: [String] = []
-            var current = ino
-            while current != root {
-                guard let node = state.nodes[current], node.parent != 0 else { return nil }
-                components.append(node.name)
-                current = node.parent
-            }
-            return components.reversed().joined(separator: "/")
-        }
+        state.withLock { $0.path(of: ino, below: root) }
     }
 
     // MARK: Creating

@@ -9,8 +9,8 @@ public struct ControlRequest: Codable, Sendable {
     public var path: String?
     /// The app container a command is about (`attach`, `grant`).
     public var app: String?
-    /// Where to mount (`attach`), the name to give (`grant`), what to keep (`resolve`), or the size
-    /// (`thumbnail`: `normal` or `large`).
+    /// Where to mount (`attach`), the name to give (`grant`), what to keep (`resolve`), the size
+    /// (`thumbnail`: `normal` or `large`), or the token (`resolve-bookmark`).
     public var target: String?
 
     /// Creates a request.
@@ -74,6 +74,10 @@ public struct ControlResponse: Codable, Sendable {
     public var message: String?
     /// An item's versions (`versions`).
     public var versions: [VersionInfo]?
+    /// A resolved bookmark (`resolve-bookmark`).
+    public var bookmark: BookmarkResolution?
+    /// External references (`grants`).
+    public var grants: [Grant]?
     /// Bytes a command returns (`thumbnail`: a PNG file), in base64.
     public var data: String?
     /// The answering mount is a view attached to another mount's daemon: unmounting it leaves the daemon

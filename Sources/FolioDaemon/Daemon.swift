@@ -19,6 +19,8 @@ public final class Daemon: @unchecked Sendable {
     /// More views of the same state mounted at other mountpoints (`folio mount --app ID --of MOUNTPOINT`),
     /// by mountpoint. They live as long as the daemon's own mount.
     let attachedViews = Mutex(AttachedViews())
+    /// Signs and checks bookmarks with the state folder's key (set once the state is open).
+    let bookmarkSigner = Mutex<BookmarkSigner?>(nil)
 
     /// Creates a daemon.
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -109,6 +111,8 @@ public final class Daemon: @unchecked Sendable {
 
     private func start(lock: StateLock) throws(FolioError) -> Services {
         let store = try SQLiteMetadataStore(path: configuration.stateDirectory.appending("metadata.sqlite").string)
+        let signer = try BookmarkSigner.load(stateFolder: configuration.stateDirectory)
+        bookmarkSigner.withLock { $0 = signer }
         let cache = try ContentCache(directory: configuration.stateDirectory.appending("content"))
         let fileSystem = try FolioFileSystem(
             store: store, cache: cache,
@@ -235,6 +239,13 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// What an app view's control socket answers: commands about what the view shows. Granting, revoking,
+    /// mounting another view and reading or writing outside the mount are the user's, through the full view.
+    static let appViewCommands: Set<String> = [
+        "status", "retry", "pin", "unpin", "evict", "download", "versions", "resolve", "thumbnail", "bookmark",
+        "resolve-bookmark", "tag", "recents",
+    ]
+
     /// The longest the control socket waits, at a first mount, for the container roots to be listed.
     static let rootListingWait: DispatchTimeInterval = .seconds(5)
 
@@ -267,6 +278,19 @@ public final class Daemon: @unchecked Sendable {
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
+        if case .app(let app) = view, !Self.appViewCommands.contains(request.command) {
+            return ControlResponse(
+                ok: false,
+                error: "\(request.command) is not available through the app view of \(app), whose socket an app "
+                    + "confined to its view may reach: use the full view's mount")
+        }
+        if let answer = handleBookmarkCommand(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint) {
+            guard answer.ok else { return answer }
+            response.message = answer.message
+            response.bookmark = answer.bookmark
+            response.grants = answer.grants
+            return response
+        }
         if let answer = handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
             guard answer.ok else { return answer }
             response.message = answer.message

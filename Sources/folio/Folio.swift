@@ -13,7 +13,7 @@ struct Folio: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
             UnpinCommand.self, EvictCommand.self, DownloadCommand.self, ThumbnailCommand.self, VersionsCommand.self,
-            GrantCommand.self,
+            GrantCommand.self, RevokeCommand.self, GrantsCommand.self, BookmarkCommand.self, ResolveCommand.self,
             DemoCommand.self, ReplayHelperCommand.self,
         ])
 }
