@@ -384,6 +384,9 @@ extension FolioFileSystem {
         // Names whose kernel entries now lead elsewhere, in every mount: references to an item that an atomic
         // save moved to another inode.
         var moved: [ExternalReference] = []
+        // The document's place, when a save through a reference put the source there (every kernel's entry of that
+        // name now leads to another inode).
+        var savedInPlace: (parent: UInt64, name: String)?
         try state.withLock { state throws(FolioError) in
             if state.reference(parent, name) != nil {
                 try moveReference(
@@ -413,14 +416,28 @@ extension FolioFileSystem {
             var replaced = false
             var batch = StoreBatch()
             let now = Timestamp.now()
+            // Where the source ends: the new name, or the document a reference there opens (a save through it).
+            var finalParent = newParent
+            var finalName = newName
+            var replacedIno = state.child(newParent, newName)
             if let referenced = state.reference(newParent, newName) {
                 // Renaming an item over a reference to itself changes nothing (as for two links to one file).
                 if referenced == source.itemID { return }
                 if flags.contains(.noReplace) { throw .exists(newName) }
                 if source.kind == .directory { throw .notDirectory(newName) }
-                batch.referenceDeletes.append(.init(parent: newParent, name: newName))
+                if source.kind == .file, source.state.hasLocalContent, let documentIno = state.byItemID[referenced],
+                   let document = state.nodes[documentIno], document.kind == .file, document.parent != 0 {
+                    // An atomic save through a reference (an app saving a granted document): the document is saved
+                    // in place, where it is, and the reference stays (DESIGN.md §2 "References").
+                    replacedIno = documentIno
+                    finalParent = document.parent
+                    finalName = document.name
+                } else {
+                    batch.referenceDeletes.append(.init(parent: newParent, name: newName))
+                }
             }
-            if let targetIno = state.child(newParent, newName) {
+            guard let finalDirectory = state.nodes[finalParent] else { throw .notFound("folder \(finalParent)") }
+            if let targetIno = replacedIno {
                 if targetIno == ino { return }
                 if flags.contains(.noReplace) { throw .exists(newName) }
                 guard let target = state.nodes[targetIno] else { throw .notFound(newName) }
@@ -472,18 +489,18 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
-            state.sync.recordFoldersChanged([oldParent, newParent], by: source.itemID)
-            source.parent = newParent
-            source.name = newName
+            state.sync.recordFoldersChanged([oldParent, finalParent], by: source.itemID)
+            source.parent = finalParent
+            source.name = finalName
             source.changeTime = now
             source.metadataDirty = !source.kind.isLocalOnly
             source.dirtySequence = state.allocateSequence()
-            if source.container != destinationDirectory.container {
-                try moveSubtree(ino, to: destinationDirectory.container, batch: &batch, state: &state)
-                source.container = destinationDirectory.container
+            if source.container != finalDirectory.container {
+                try moveSubtree(ino, to: finalDirectory.container, batch: &batch, state: &state)
+                source.container = finalDirectory.container
             }
             batch.upserts.append(source)
-            for directoryIno in Set([oldParent, newParent]) {
+            for directoryIno in Set([oldParent, finalParent]) {
                 guard var directory = state.nodes[directoryIno] else { continue }
                 directory.modificationTime = now
                 directory.changeTime = now
@@ -495,22 +512,27 @@ extension FolioFileSystem {
                 state.removeReference(at: reference.location)
                 state.insertReference(reference)
             }
-            for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
+            for directory in batch.upserts where directory.ino == oldParent || directory.ino == finalParent {
                 state.nodes[directory.ino] = directory
             }
             state.nodes[ino] = source
-            state.children[newParent, default: [:]][newName] = ino
+            state.children[finalParent, default: [:]][finalName] = ino
             state.byItemID[source.itemID] = ino
             state.metadataEpochs[ino, default: 0] += 1
+            if finalParent != newParent { savedInPlace = (finalParent, finalName) }
             // Only a rename in the folder can be part of a save: a file then put at the old name must not take
             // over (with its grants) a document moved elsewhere.
-            if newParent == parent {
+            if finalParent == parent {
                 recordDeparture(
                     of: departed, references: departedReferences, processID: context.processID, state: &state)
             }
             if !replaced { moved += takeOver(by: ino, processID: context.processID, state: &state) }
         }
         for reference in moved { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }
+        if let savedInPlace {
+            invalidator?.invalidateEntry(parent: savedInPlace.parent, name: savedInPlace.name)
+            invalidator?.invalidateInode(savedInPlace.parent)
+        }
         announce([.entry(parent, name), .entry(newParent, newName), .inode(parent), .inode(newParent)])
         notifyUploader()
     }
