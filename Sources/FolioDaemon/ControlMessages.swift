@@ -13,12 +13,22 @@ public struct ControlRequest: Codable, Sendable {
     /// (`thumbnail`: `normal` or `large`), or the token (`resolve-bookmark`).
     public var target: String?
 
+    /// For `attach` of an app with no container yet: the container's display name, and whether it is public.
+    public var displayName: String?
+    /// See ``displayName``.
+    public var isPublic: Bool?
+
     /// Creates a request.
-    public init(command: String, path: String? = nil, app: String? = nil, target: String? = nil) {
+    public init(
+        command: String, path: String? = nil, app: String? = nil, target: String? = nil, displayName: String? = nil,
+        isPublic: Bool? = nil
+    ) {
         self.command = command
         self.path = path
         self.app = app
         self.target = target
+        self.displayName = displayName
+        self.isPublic = isPublic
     }
 }
 
@@ -76,6 +86,8 @@ public struct ControlResponse: Codable, Sendable {
     public var versions: [VersionInfo]?
     /// A resolved bookmark (`resolve-bookmark`).
     public var bookmark: BookmarkResolution?
+    /// The remote's containers (`containers`).
+    public var containers: [ContainerSummary]?
     /// External references (`grants`).
     public var grants: [Grant]?
     /// Bytes a command returns (`thumbnail`: a PNG file), in base64.
@@ -95,4 +107,22 @@ public struct ControlResponse: Codable, Sendable {
     public var isWellFormed: Bool {
         ok ? pid.map { $0 > 0 } == true && mountpoint?.isEmpty == false : error?.isEmpty == false
     }
+}
+
+/// One container as `folio containers` lists it.
+public struct ContainerSummary: Codable, Sendable {
+    /// The container's id.
+    public var id: String
+    /// Its display name (its folder's name in the full view, when public).
+    public var displayName: String
+    /// Whether the full view shows it.
+    public var isPublic: Bool
+    /// Items known on this machine (see ``foldersNotListed``).
+    public var items: Int
+    /// Bytes of the files known on this machine.
+    public var size: Int64
+    /// Bytes of those files that are on this machine.
+    public var localSize: Int64
+    /// Folders never listed here, whose contents the counts leave out.
+    public var foldersNotListed: Int
 }

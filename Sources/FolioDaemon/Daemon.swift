@@ -21,6 +21,8 @@ public final class Daemon: @unchecked Sendable {
     let attachedViews = Mutex(AttachedViews())
     /// Signs and checks bookmarks with the state folder's key (set once the state is open).
     let bookmarkSigner = Mutex<BookmarkSigner?>(nil)
+    /// The provider and poller, for control requests that reach them (set once they exist).
+    let links = Mutex<DaemonLinks?>(nil)
 
     /// Creates a daemon.
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -141,6 +143,14 @@ public final class Daemon: @unchecked Sendable {
         // Ready once the containers are known: folders are listed when they are first looked at.
         _ = blockOn { await poller.start() }
         fileSystem.connect(lister: FolderLister(fileSystem: fileSystem, provider: provider, logger: logger))
+        links.withLock { $0 = DaemonLinks(provider: provider, poller: poller) }
+        if case .app(let app) = configuration.view {
+            try ensureContainer(
+                Container(
+                    id: app, displayName: configuration.newContainerDisplayName ?? app.rawValue,
+                    isPublic: configuration.newContainerIsPublic),
+                fileSystem: fileSystem)
+        }
 
         let mount = FUSEMount(
             fileSystem: fileSystem,
@@ -304,6 +314,10 @@ public final class Daemon: @unchecked Sendable {
                 return ControlResponse(ok: false, error: "attach needs an app container id and a mountpoint")
             }
             do {
+                try ensureContainer(
+                    Container(
+                        id: ContainerID(app), displayName: request.displayName ?? app, isPublic: request.isPublic ?? false),
+                    fileSystem: fileSystem)
                 try attachView(.app(ContainerID(app)), at: target, fileSystem: fileSystem)
                 response.message = "mounted the app view of \(app) at \(target)"
             } catch {
@@ -322,6 +336,8 @@ public final class Daemon: @unchecked Sendable {
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }
+        case "containers":
+            response.containers = containerSummaries(fileSystem: fileSystem)
         case "retry":
             do {
                 let ino = try request.path.map { try fileSystem.resolve(path: $0, in: view) }

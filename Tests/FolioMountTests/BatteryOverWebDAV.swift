@@ -27,6 +27,8 @@ import XCTest
 //   TwoDeviceRaceTests
 //   CrashBatteryTests
 //   ThumbnailMountTests
+//   ContainerTests
+//   BookmarkTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
@@ -338,6 +340,37 @@ final class ThumbnailMountTestsOverWebDAV: ThumbnailMountTests {
     }
     override func testGIOAndFileDecideTypesFromContentNotFromTheAttribute() throws {
         try super.testGIOAndFileDecideTypesFromContentNotFromTheAttribute()
+    }
+}
+
+/// ``ContainerTests`` over Apache.
+final class ContainerTestsOverWebDAV: ContainerTests {
+    override class var remote: TestRemote { .apache }
+    override func testContainersAreListedWithWhatThisMachineKnowsAndHas() throws {
+        try super.testContainersAreListedWithWhatThisMachineKnowsAndHas()
+    }
+    override func testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees() throws {
+        try super.testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees()
+    }
+    override func testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount() throws {
+        try super.testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount()
+    }
+}
+
+/// ``BookmarkTests`` over Apache.
+final class BookmarkTestsOverWebDAV: BookmarkTests {
+    override class var remote: TestRemote { .apache }
+    override func testABookmarkFollowsRenamesMovesEvictionSavesAndRestarts() throws {
+        try super.testABookmarkFollowsRenamesMovesEvictionSavesAndRestarts()
+    }
+    override func testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError() throws {
+        try super.testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError()
+    }
+    override func testForgedChangedAndForeignBookmarksAreRefused() throws {
+        try super.testForgedChangedAndForeignBookmarksAreRefused()
+    }
+    override func testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands() throws {
+        try super.testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands()
     }
 }
 // END GENERATED
