@@ -294,6 +294,11 @@ public final class Daemon: @unchecked Sendable {
                 error: "\(request.command) is not available through the app view of \(app), whose socket an app "
                     + "confined to its view may reach: use the full view's mount")
         }
+        if let answer = handleDocumentModeCommand(request, fileSystem: fileSystem, view: view) {
+            guard answer.ok else { return answer }
+            response.message = answer.message
+            return response
+        }
         if let answer = handleBookmarkCommand(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint) {
             guard answer.ok else { return answer }
             response.message = answer.message

@@ -14,7 +14,7 @@ struct Folio: ParsableCommand {
             MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
             UnpinCommand.self, EvictCommand.self, DownloadCommand.self, ThumbnailCommand.self, VersionsCommand.self,
             GrantCommand.self, RevokeCommand.self, GrantsCommand.self, BookmarkCommand.self, ResolveCommand.self,
-            ContainersCommand.self,
+            ContainersCommand.self, ImportCommand.self, ExportCommand.self, MoveCommand.self,
             DemoCommand.self, ReplayHelperCommand.self,
         ])
 }

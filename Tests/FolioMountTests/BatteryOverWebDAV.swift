@@ -29,6 +29,7 @@ import XCTest
 //   ThumbnailMountTests
 //   ContainerTests
 //   BookmarkTests
+//   DocumentModeTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
@@ -371,6 +372,20 @@ final class BookmarkTestsOverWebDAV: BookmarkTests {
     }
     override func testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands() throws {
         try super.testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands()
+    }
+}
+
+/// ``DocumentModeTests`` over Apache.
+final class DocumentModeTestsOverWebDAV: DocumentModeTests {
+    override class var remote: TestRemote { .apache }
+    override func testImportCopiesADocumentIntoAnAppsContainerAsANewDocument() throws {
+        try super.testImportCopiesADocumentIntoAnAppsContainerAsANewDocument()
+    }
+    override func testExportCopiesOutWithTagsToAnotherContainerOrAPlainFolder() throws {
+        try super.testExportCopiesOutWithTagsToAnotherContainerOrAPlainFolder()
+    }
+    override func testMoveTakesADocumentToAnotherContainerAndLeavesAReference() throws {
+        try super.testMoveTakesADocumentToAnotherContainerAndLeavesAReference()
     }
 }
 // END GENERATED
