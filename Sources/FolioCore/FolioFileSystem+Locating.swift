@@ -111,3 +111,34 @@ public struct Grant: Hashable, Sendable, Codable {
         self.documentPath = documentPath
     }
 }
+
+extension FolioFileSystem {
+    /// The documents used last (opened or committed, most recent first, at most ``VirtualFolder/recentsLimit``)
+    /// that `view` can open, each at its first path in the view. Kept by item id: renames and moves keep them.
+    public func recents(in view: NamespaceView) throws(FolioError) -> [RecentDocument] {
+        let used = state.withLock { $0.virtual.lastUse.sorted { $0.value > $1.value } }
+        var recents: [RecentDocument] = []
+        for (item, time) in used where recents.count < VirtualFolder.recentsLimit {
+            guard let path = try locations(of: item, in: view).first else { continue }
+            recents.append(RecentDocument(id: item.rawValue, path: path, lastUsed: time))
+        }
+        return recents
+    }
+}
+
+/// A document of `folio recents`.
+public struct RecentDocument: Hashable, Sendable, Codable {
+    /// The item id.
+    public var id: String
+    /// Its path relative to the view's root.
+    public var path: String
+    /// When it was last opened or committed.
+    public var lastUsed: Timestamp
+
+    /// Creates an entry.
+    public init(id: String, path: String, lastUsed: Timestamp) {
+        self.id = id
+        self.path = path
+        self.lastUsed = lastUsed
+    }
+}

@@ -38,10 +38,8 @@ extension FolioFileSystem {
             for child in (state.children[node.ino] ?? [:]).values where state.nodes[child]?.kind == .directory {
                 count += 1
             }
-            if node.ino == Self.rootIno {
-                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(node.ino, folder.name) {
-                    count += 1
-                }
+            for folder in virtualFolders(at: node.ino, state: state) where !state.isTaken(node.ino, folder.name) {
+                count += 1
             }
             return count
         }
@@ -65,7 +63,7 @@ extension FolioFileSystem {
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state),
+                if let folder = virtualRootEntry(name, in: parent, state: &state),
                    let attributes = virtualAttributes(folder, state: state) {
                     return attributes
                 }
@@ -269,7 +267,7 @@ extension FolioFileSystem {
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                if let folder = virtualRootEntry(name, in: parent, state: &state) {
                     try refuseVirtual(folder)
                 }
                 throw missing(name)
@@ -395,7 +393,7 @@ extension FolioFileSystem {
                 return
             }
             guard let ino = state.child(parent, name), var source = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                if let folder = virtualRootEntry(name, in: parent, state: &state) {
                     try refuseVirtual(folder)
                 }
                 throw missing(name)
@@ -555,7 +553,11 @@ extension FolioFileSystem {
     public func openDirectory(_ ino: UInt64) throws(FolioError) -> UInt64 {
         try state.withLock { state throws(FolioError) in
             if let folder = state.virtual.folders[ino] {
-                let parent = if case .tag = folder { state.virtual.ino(of: .tags) } else { Self.rootIno }
+                let parent: UInt64 = switch folder {
+                case .tag: state.virtual.ino(of: .tags)
+                case .appRecents(let container): state.byItemID[.root(of: container)] ?? Self.rootIno
+                case .recents, .tags: Self.rootIno
+                }
                 let entries = [ListedEntry(name: ".", ino: ino), ListedEntry(name: "..", ino: parent)]
                     + (try virtualListing(ino, state: &state))
                 let handle = state.allocateHandle()
@@ -572,10 +574,8 @@ extension FolioFileSystem {
             for (name, target) in state.references[ino] ?? [:] {
                 if let child = state.byItemID[target] { entries.append(ListedEntry(name: name, ino: child)) }
             }
-            if ino == Self.rootIno {
-                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(ino, folder.name) {
-                    entries.append(ListedEntry(name: folder.name, ino: state.virtual.ino(of: folder)))
-                }
+            for folder in virtualFolders(at: ino, state: state) where !state.isTaken(ino, folder.name) {
+                entries.append(ListedEntry(name: folder.name, ino: state.virtual.ino(of: folder)))
             }
             let handle = state.allocateHandle()
             state.directoryListings[handle] = entries

@@ -88,6 +88,8 @@ public struct ControlResponse: Codable, Sendable {
     public var bookmark: BookmarkResolution?
     /// The remote's containers (`containers`).
     public var containers: [ContainerSummary]?
+    /// The documents used last (`recents`).
+    public var recents: [RecentDocument]?
     /// External references (`grants`).
     public var grants: [Grant]?
     /// Bytes a command returns (`thumbnail`: a PNG file), in base64.

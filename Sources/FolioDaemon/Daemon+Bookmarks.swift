@@ -17,12 +17,15 @@ public struct BookmarkResolution: Codable, Sendable {
 }
 
 extension Daemon {
-    /// Answers `bookmark` (a path → a token), `resolve-bookmark` (a token → the path now), `grants` and `revoke`;
+    /// Answers `bookmark` (a path → a token), `resolve-bookmark` (a token → the path now), `recents`, `grants` and
+    /// `revoke`;
     /// `nil` for any other command. Paths are relative to the root of `view`, the view of the mount at `mountpoint`.
     func handleBookmarkCommand(
         _ request: ControlRequest, fileSystem: FolioFileSystem, view: NamespaceView, mountpoint: String
     ) -> ControlResponse? {
-        guard ["bookmark", "resolve-bookmark", "grants", "revoke"].contains(request.command) else { return nil }
+        guard ["bookmark", "resolve-bookmark", "grants", "revoke", "recents"].contains(request.command) else {
+            return nil
+        }
         var response = ControlResponse(ok: true)
         do throws(FolioError) {
             switch request.command {
@@ -38,6 +41,15 @@ extension Daemon {
             case "resolve-bookmark":
                 guard let token = request.target else { throw .invalidArgument("resolve needs a bookmark token") }
                 response.bookmark = try resolveBookmark(token, fileSystem: fileSystem, view: view, mountpoint: mountpoint)
+            case "recents":
+                var shown = view
+                if let app = request.app.map({ ContainerID($0) }), view != .app(app) {
+                    guard view == .full else {
+                        throw .accessDenied("the \(view) shows only its own recents")
+                    }
+                    shown = .app(app)
+                }
+                response.recents = try fileSystem.recents(in: shown)
             case "grants":
                 var item: ItemID?
                 if let path = request.path {

@@ -67,6 +67,7 @@ public final class Daemon: @unchecked Sendable {
         services.uploader.stop()
         services.keeper.stop()
         services.describer.stop()
+        services.recentFiles?.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
         let remote = services.remote
@@ -83,6 +84,7 @@ public final class Daemon: @unchecked Sendable {
         var describer: Describer
         var remote: OpenedRemote
         var poller: Task<Void, Never>
+        var recentFiles: RecentFiles?
         var control: ControlServer
         var lock: StateLock
     }
@@ -177,6 +179,12 @@ public final class Daemon: @unchecked Sendable {
             viewRoot: try fileSystem.rootIno(of: configuration.view),
             workFolder: configuration.stateDirectory.appending("thumbnailing").string)
         fileSystem.connect(describer: describer)
+        let recentFiles = RecentFiles.sessionFile().map { file in
+            RecentFiles(
+                fileSystem: fileSystem, logger: logger, path: file,
+                mountpoint: RuntimePaths.canonical(configuration.mountpoint.string), view: configuration.view)
+        }
+        if let recentFiles { fileSystem.connect(usageObserver: recentFiles) }
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
         // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
@@ -208,10 +216,11 @@ public final class Daemon: @unchecked Sendable {
         uploader.start()
         keeper.start()
         describer.start()
+        recentFiles?.start()
         let pollTask = Task { await poller.run() }
         return Services(
             fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, describer: describer, remote: remote,
-            poller: pollTask,
+            poller: pollTask, recentFiles: recentFiles,
             control: control, lock: lock)
     }
 
@@ -304,6 +313,7 @@ public final class Daemon: @unchecked Sendable {
             response.message = answer.message
             response.bookmark = answer.bookmark
             response.grants = answer.grants
+            response.recents = answer.recents
             return response
         }
         if let answer = handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {

@@ -15,6 +15,7 @@ struct Folio: ParsableCommand {
             UnpinCommand.self, EvictCommand.self, DownloadCommand.self, ThumbnailCommand.self, VersionsCommand.self,
             GrantCommand.self, RevokeCommand.self, GrantsCommand.self, BookmarkCommand.self, ResolveCommand.self,
             ContainersCommand.self, ImportCommand.self, ExportCommand.self, MoveCommand.self,
+            RecentsCommand.self,
             DemoCommand.self, ReplayHelperCommand.self,
         ])
 }
