@@ -78,6 +78,8 @@ public struct ControlResponse: Codable, Sendable {
     public var summary: FileSystemStatus?
     /// One item's status.
     public var item: ItemStatus?
+    /// The control socket that answered (for programs that talk to it directly: one JSON request per line).
+    public var controlSocket: String?
     /// The view the answering mount shows (`full view`, `app view of ID`).
     public var view: String?
     /// What a command did, for the user.

@@ -296,6 +296,7 @@ public final class Daemon: @unchecked Sendable {
         response.remote = configuration.remote.description
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
+        response.controlSocket = RuntimePaths.controlSocket(forMountpoint: mountpoint).string
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
         if case .app(let app) = view, !Self.appViewCommands.contains(request.command) {
             return ControlResponse(

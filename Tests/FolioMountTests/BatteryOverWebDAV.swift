@@ -367,6 +367,9 @@ final class BookmarkTestsOverWebDAV: BookmarkTests {
     override func testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError() throws {
         try super.testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError()
     }
+    override func testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket() throws {
+        try super.testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket()
+    }
     override func testForgedChangedAndForeignBookmarksAreRefused() throws {
         try super.testForgedChangedAndForeignBookmarksAreRefused()
     }

@@ -122,6 +122,28 @@ class BookmarkTests: MountTestCase {
         XCTAssertTrue(deleted.stdout.isEmpty)
     }
 
+    /// The README's example program: bookmarks through the control socket, without the CLI.
+    func testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/examples/folio_bookmarks.py").path
+        let folder = (MountFixture.executable as NSString).deletingLastPathComponent
+        var environment = fixture.environment
+        environment["PATH"] = folder + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin")
+        let made = Shell.run(
+            "python3 '\(example)' '\(fixture.mountpoint)' bookmark Docs/report.txt", environment: environment)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let token = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(token.hasPrefix("fb1."), made.stdout)
+        Shell.check("mv '\(fixture.path("Docs/report.txt"))' '\(fixture.path("Docs/moved.txt"))'")
+        let resolved = Shell.run(
+            "python3 '\(example)' '\(fixture.mountpoint)' resolve '\(token)'", environment: environment)
+        XCTAssertEqual(resolved.stdout, fixture.path("Docs/moved.txt") + "\n", resolved.stderr)
+        let refused = Shell.run(
+            "python3 '\(example)' '\(fixture.mountpoint)' resolve 'fb1.x.y'", environment: environment)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("not a Folio bookmark"), refused.stderr)
+    }
+
     func testForgedChangedAndForeignBookmarksAreRefused() throws {
         let token = bookmark(fixture.path("Docs/report.txt"))
         var info = stat()
