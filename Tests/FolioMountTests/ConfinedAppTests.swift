@@ -62,15 +62,29 @@ class ConfinedAppTests: MountTestCase {
         return Shell.run(arguments.map { "'\($0)'" }.joined(separator: " "), timeout: 60)
     }
 
-    func testAConfinedAppWorksOnItsDocumentsAndCannotReachAnythingElse() throws {
+    /// Mounts the app view as the app's Documents and grants it the Drive's `Docs/report.txt`.
+    private func prepareApp() {
         let attached = fixture.folio("mount --app \(app) --of '\(fixture.mountpoint)' '\(documents)'")
         XCTAssertEqual(attached.status, 0, attached.stderr)
         XCTAssertEqual(fixture.folio("grant '\(fixture.path("Docs/report.txt"))' --app \(app)").status, 0)
-        let foreignBookmark = fixture.folio("bookmark '\(fixture.path("Docs/other.txt"))'").stdout
-        let ownBookmark = fixture.folio("bookmark '\(documents)/Vault/key.txt'").stdout
-        let outsideIno = Shell.check("stat -c %i '\(fixture.path("Docs/other.txt"))'")
+    }
 
-        // What the app may do: read, edit and save (atomically, as editors do) its own and granted documents.
+    /// Runs `script` as the app and checks that it ran to its end and that no line says `ESCAPE`.
+    private func assertNoEscape(
+        _ script: String, environment: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let result = confined(script + "\necho done\n", environment: environment)
+        XCTAssertFalse(result.stdout.contains("ESCAPE"), result.stdout + result.stderr, file: file, line: line)
+        XCTAssertTrue(
+            result.stdout.hasSuffix("done\n"), "the whole script ran: " + result.stdout + result.stderr, file: file,
+            line: line)
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("Docs/other.txt"))'"), "not granted", "untouched")
+    }
+
+    func testAConfinedAppWorksOnItsOwnAndGrantedDocuments() throws {
+        prepareApp()
+        let ownBookmark = fixture.folio("bookmark '\(documents)/Vault/key.txt'").stdout
+        // Read, edit and save (atomically, as editors do) its own and granted documents; resolve its bookmark.
         let work = confined("""
             cat "$D/Vault/key.txt"; echo
             printf 'edited in the sandbox' > "$D/Vault/key.txt"
@@ -85,20 +99,56 @@ class ConfinedAppTests: MountTestCase {
         XCTAssertEqual(fixture.remoteText("Docs/report.txt"), "saved by the app", "the granted document, in place")
         XCTAssertEqual(fixture.remoteText("Drafts/n.txt", container: app), "new")
         XCTAssertNil(fixture.remoteText("report.txt", container: app), "a grant is never a copy")
+        XCTAssertEqual(fixture.folio("grants --json '\(fixture.path("Docs/other.txt"))'").stdout, "[\n\n]\n")
+    }
 
-        // Every way out, each printed as `ESCAPE <how>` if it worked.
-        let escapes = confined("""
+    func testDotDotAndTheFullMountsPathLeadNowhere() throws {
+        prepareApp()
+        // (Outside the sandbox the same path does lead to the full mount: the control.)
+        XCTAssertEqual(Shell.check("cat '\(documents)/../../mnt/Docs/other.txt'"), "not granted")
+        assertNoEscape("""
             [ "$(ls -A "$D/..")" = Documents ] || echo "ESCAPE .. shows $(ls -A "$D/..")"
-            cd "$D/Vault" && ls -A /proc/self/cwd/../.. | grep -qv '^Documents$' && echo "ESCAPE /proc/self/cwd"
             cat "$D/../../mnt/Docs/other.txt" 2>/dev/null && echo "ESCAPE .. to the full mount"
+            ls "\(fixture.mountpoint)" 2>/dev/null && echo "ESCAPE the full mount's path"
+            cd "$D" && cd .. && cd .. && ls -A | grep -q mnt && echo "ESCAPE cd .. to the full mount"
+            """)
+    }
+
+    func testProcLinksLeadNowhere() throws {
+        prepareApp()
+        assertNoEscape("""
+            cd "$D/Vault" && ls -A /proc/self/cwd/../.. | grep -qv '^Documents$' && echo "ESCAPE /proc/self/cwd"
             for p in /proc/[0-9]*; do cat "$p/root\(fixture.mountpoint)/Docs/other.txt" 2>/dev/null \
               && echo "ESCAPE $p/root"; cat "$p/cwd/../Docs/other.txt" 2>/dev/null && echo "ESCAPE $p/cwd"; done
+            cat /proc/self/root/../../../"\(fixture.mountpoint)"/Docs/other.txt 2>/dev/null && echo "ESCAPE /proc/self/root"
+            """)
+    }
+
+    func testFindSeesNothingOutsideTheView() throws {
+        prepareApp()
+        XCTAssertTrue(Shell.check("find '\(fixture.root)' -name other.txt").contains("other.txt"), "the control")
+        assertNoEscape("""
             found=$(find / -path /proc -prune -o \\( -name other.txt -o -name theirs.txt -o -name Docs \\) -print 2>/dev/null)
             [ -z "$found" ] || echo "ESCAPE find: $found"
+            """)
+    }
+
+    func testSymlinksThatLeadOutLeadNowhere() throws {
+        prepareApp()
+        XCTAssertEqual(Shell.check("cat '\(documents)/Vault/absolute.txt'"), "not granted", "the control")
+        assertNoEscape("""
             for link in absolute relative; do
               cat "$D/Vault/$link.txt" 2>/dev/null && echo "ESCAPE symlink $link"
             done
-            ls "\(fixture.mountpoint)" 2>/dev/null && echo "ESCAPE the full mount's path"
+            ln -s "\(fixture.mountpoint)/Docs/other.txt" "$D/made.txt" && cat "$D/made.txt" 2>/dev/null \
+              && echo "ESCAPE a symlink the app made"
+            """)
+    }
+
+    func testOpenByHandleIsRefused() throws {
+        prepareApp()
+        let outsideIno = Shell.check("stat -c %i '\(fixture.path("Docs/other.txt"))'")
+        let result = confined("""
             python3 - <<'EOF'
             import ctypes, os
             libc = ctypes.CDLL(None, use_errno=True)
@@ -119,21 +169,40 @@ class ConfinedAppTests: MountTestCase {
                 else:
                     print("open_by_handle_at:", os.strerror(ctypes.get_errno()))
             EOF
-            "$FOLIO" resolve "$FOREIGN" >/dev/null 2>&1 && echo "ESCAPE a bookmark of a document outside the view"
+            """, environment: ["OUTSIDE": outsideIno.trimmingCharacters(in: .whitespacesAndNewlines)])
+        XCTAssertEqual(
+            result.stdout, String(repeating: "open_by_handle_at: Operation not permitted\n", count: 2),
+            "refused without CAP_DAC_READ_SEARCH, its own document's handle and another's: " + result.stderr)
+    }
+
+    func testABookmarkOfADocumentOutsideTheViewIsRefused() throws {
+        prepareApp()
+        let foreign = fixture.folio("bookmark '\(fixture.path("Docs/other.txt"))'").stdout
+        let granted = fixture.folio("bookmark '\(fixture.path("Docs/report.txt"))'").stdout
+        let result = confined("""
+            "$FOLIO" resolve "$FOREIGN" 2>&1 && echo "ESCAPE a bookmark of a document outside the view"
+            "$FOLIO" resolve "$GRANTED"
+            """, environment: [
+                "FOREIGN": foreign.trimmingCharacters(in: .whitespacesAndNewlines),
+                "GRANTED": granted.trimmingCharacters(in: .whitespacesAndNewlines),
+            ])
+        XCTAssertFalse(result.stdout.contains("ESCAPE"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("refused"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("other.txt"), "the refusal names nothing outside: " + result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix("\(documents)/report.txt\n"), "a granted one resolves: " + result.stdout)
+    }
+
+    func testTheSocketRefusesGrantsAndOtherViews() throws {
+        prepareApp()
+        assertNoEscape("""
             "$FOLIO" grant "$D/Vault/key.txt" --app com.example.other 2>/dev/null && echo "ESCAPE grant"
             "$FOLIO" mount --app com.example.other --of "$D" /tmp 2>/dev/null && echo "ESCAPE another app's view"
-            echo done
-            """, environment: [
-                "FOREIGN": foreignBookmark.trimmingCharacters(in: .whitespacesAndNewlines),
-                "OUTSIDE": outsideIno.trimmingCharacters(in: .whitespacesAndNewlines),
-            ])
-        XCTAssertFalse(escapes.stdout.contains("ESCAPE"), escapes.stdout + escapes.stderr)
-        XCTAssertTrue(escapes.stdout.hasSuffix("done\n"), "the whole script ran: " + escapes.stdout + escapes.stderr)
-        XCTAssertEqual(
-            escapes.stdout.components(separatedBy: "open_by_handle_at: Operation not permitted").count - 1, 2,
-            "refused without CAP_DAC_READ_SEARCH: " + escapes.stdout)
-        XCTAssertEqual(Shell.check("cat '\(fixture.path("Docs/other.txt"))'"), "not granted", "untouched")
-        XCTAssertEqual(fixture.folio("grants --json '\(fixture.path("Docs/other.txt"))'").stdout, "[\n\n]\n")
+            "$FOLIO" import /etc/hostname --app \(app) --mount "$D" 2>/dev/null && echo "ESCAPE import"
+            "$FOLIO" containers "$D" 2>/dev/null && echo "ESCAPE containers"
+            "$FOLIO" recents --mount "$D" --app com.folio.drive 2>/dev/null && echo "ESCAPE another view's recents"
+            """)
+        XCTAssertEqual(fixture.folio("grants --json '\(documents)/Vault/key.txt'").status, 1, "refused there too")
+        XCTAssertEqual(Shell.check("ls '\(fixture.root)' | grep -c view || true"), "0\n")
     }
 
     /// Even a process that may open by handle (root with every capability, outside any sandbox) gets nothing of
