@@ -304,25 +304,20 @@ public final class Daemon: @unchecked Sendable {
                 error: "\(request.command) is not available through the app view of \(app), whose socket an app "
                     + "confined to its view may reach: use the full view's mount")
         }
-        if let answer = handleDocumentModeCommand(request, fileSystem: fileSystem, view: view) {
+        // Commands answered elsewhere get this daemon's identification added to their answer.
+        if let answer = handleDocumentModeCommand(request, fileSystem: fileSystem, view: view)
+            ?? handleBookmarkCommand(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint)
+            ?? handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
             guard answer.ok else { return answer }
-            response.message = answer.message
-            return response
-        }
-        if let answer = handleBookmarkCommand(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint) {
-            guard answer.ok else { return answer }
-            response.message = answer.message
-            response.bookmark = answer.bookmark
-            response.grants = answer.grants
-            response.recents = answer.recents
-            return response
-        }
-        if let answer = handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
-            guard answer.ok else { return answer }
-            response.message = answer.message
-            response.versions = answer.versions
-            response.data = answer.data
-            return response
+            var completed = answer
+            completed.pid = response.pid
+            completed.mountpoint = response.mountpoint
+            completed.remote = response.remote
+            completed.stateDirectory = response.stateDirectory
+            completed.view = response.view
+            completed.controlSocket = response.controlSocket
+            completed.isAttachedView = response.isAttachedView
+            return completed
         }
         switch request.command {
         case "attach":
