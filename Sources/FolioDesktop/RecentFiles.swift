@@ -116,6 +116,7 @@ public final class RecentFiles: UsageObserving, Sendable {
             g_bookmark_file_set_mime_type(bookmarks, document.uri, document.type)
             g_bookmark_file_add_application(bookmarks, document.uri, Self.application, "xdg-open %u")
         }
+        trimOwnEntries(bookmarks)
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         guard g_bookmark_file_to_file(bookmarks, path, &error) != 0 else {
@@ -124,6 +125,40 @@ public final class RecentFiles: UsageObserving, Sendable {
             throw FolioError.io("\(path): \(reason)")
         }
     }
+
+    /// Keeps at most ``limit`` entries of this mount that only Folio registered (the most recently visited), so a
+    /// `cp -r` or `grep -r` through the mount does not flood the list; entries another program registered too
+    /// are never removed.
+    private func trimOwnEntries(_ bookmarks: OpaquePointer?) {
+        guard let prefix = Self.uri(of: mountpoint + "/") else { return }
+        var count: gsize = 0
+        guard let uris = g_bookmark_file_get_uris(bookmarks, &count) else { return }
+        defer { g_strfreev(uris) }
+        var own: [(uri: String, visited: Int64)] = []
+        for index in 0..<Int(count) {
+            guard let pointer = uris[index] else { continue }
+            let uri = String(cString: pointer)
+            guard uri.hasPrefix(prefix) else { continue }
+            var applicationCount: gsize = 0
+            let applications = g_bookmark_file_get_applications(bookmarks, uri, &applicationCount, nil)
+            defer { g_strfreev(applications) }
+            guard applicationCount == 1, let first = applications?[0],
+                  String(cString: first) == Self.application else { continue }
+            // (In microseconds: a burst of uses is written within one second.)
+            let stamps = [
+                g_bookmark_file_get_visited_date_time(bookmarks, uri, nil),
+                g_bookmark_file_get_modified_date_time(bookmarks, uri, nil),
+            ].compactMap { $0 }.map { Int64(g_date_time_to_unix($0)) * 1_000_000 + Int64(g_date_time_get_microsecond($0)) }
+            own.append((uri, stamps.max() ?? 0))
+        }
+        guard own.count > Self.limit else { return }
+        for entry in own.sorted(by: { $0.visited > $1.visited }).dropFirst(Self.limit) {
+            g_bookmark_file_remove_item(bookmarks, entry.uri, nil)
+        }
+    }
+
+    /// How many entries of this mount only Folio registered the list keeps (as many as `.Recents/` shows).
+    static let limit = VirtualFolder.recentsLimit
 
     /// The `file://` URI of a path, as GLib writes it.
     static func uri(of path: String) -> String? {

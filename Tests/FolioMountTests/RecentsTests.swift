@@ -123,4 +123,41 @@ class RecentsTests: MountTestCase {
         XCTAssertTrue(Shell.waitUntil(timeout: 20) { self.fixture.log.contains("cannot be read") })
         XCTAssertEqual(try String(contentsOfFile: fixture.recentFiles, encoding: .utf8), "<xbel version=\"1.0\"><bookmark")
     }
+
+    func testTheDesktopsListKeepsFiftyOfTheMountsDocumentsAndEverythingOthersRegistered() throws {
+        // An entry of a document of the mount that a text editor registered too: it stays whatever happens.
+        try FileManager.default.createDirectory(atPath: fixture.root + "/data", withIntermediateDirectories: true)
+        let shared = "file://" + fixture.mountpoint + "/Docs/a.txt"
+        let theirs = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <xbel version="1.0" xmlns:bookmark="http://www.freedesktop.org/standards/desktop-bookmarks" \
+            xmlns:mime="http://www.freedesktop.org/standards/shared-mime-info">
+              <bookmark href="\(shared)" added="2024-01-01T10:00:00Z" modified="2024-01-01T10:00:00Z" \
+            visited="2024-01-01T10:00:00Z">
+                <info><metadata owner="http://freedesktop.org"><mime:mime-type type="text/plain"/>
+                  <bookmark:applications><bookmark:application name="gedit" exec="&apos;gedit %u&apos;" \
+            modified="2024-01-01T10:00:00Z" count="3"/></bookmark:applications>
+                </metadata></info>
+              </bookmark>
+            </xbel>
+            """
+        try Data(theirs.utf8).write(to: URL(fileURLWithPath: fixture.recentFiles))
+        Shell.check("mkdir '\(fixture.path("Many"))' && for i in $(seq 1 70); do printf x > '\(fixture.path("Many"))'/f$i.txt; done")
+        Shell.check("cat '\(fixture.path("Docs/a.txt"))' > /dev/null")
+        Shell.check("cat '\(fixture.path("Many"))'/f70.txt > /dev/null")
+        let counter = """
+            import sys, xml.etree.ElementTree as ET
+            B = '{http://www.freedesktop.org/standards/desktop-bookmarks}'
+            root = ET.parse(sys.argv[1]).getroot()
+            many = [b for b in root.findall('bookmark') if '/Many/' in b.get('href')]
+            apps = {b.get('href'): sorted(a.get('name') for a in b.find('info/metadata').find(B + 'applications'))
+                    for b in root.findall('bookmark')}
+            print(len(many), apps.get(sys.argv[2]), any(h.endswith('/Many/f70.txt') for h in apps))
+            """
+        var last = ""
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) {
+            last = Shell.run("python3 - '\(self.fixture.recentFiles)' '\(shared)' <<'EOF'\n\(counter)\nEOF").stdout
+            return last == "50 ['Folio', 'gedit'] True\n"
+        }, "50 of the 70 documents, the last one among them; the shared entry kept with both applications: " + last)
+    }
 }
