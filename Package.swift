@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -86,7 +87,7 @@ let package = Package(
             name: "FolioDaemon",
             dependencies: [
                 "FolioCore", "FolioStore", "FolioSync", "FolioProviderLocal", "FolioProviderWebDAV", "FolioFUSE",
-                "FolioDesktop",
+                "FolioDesktop", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -15,6 +15,22 @@ public struct ContainerID: Hashable, Sendable, Codable, CustomStringConvertible,
     public var description: String { rawValue }
 
     public static func < (lhs: ContainerID, rhs: ContainerID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// `raw` as the id of a container to create: reverse-DNS like `com.example.notes` (ASCII letters, digits,
+    /// `-` and `_` between dots; at least one dot; at most 200 characters), so every provider can name a folder
+    /// or collection after it and tell it from a document. Anything else is `.invalidArgument`, saying why.
+    public static func forNewContainer(_ raw: String) throws(FolioError) -> ContainerID {
+        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
+        let allowed = parts.allSatisfy { part in
+            !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        }
+        guard raw.count <= 200, parts.count >= 2, allowed else {
+            throw .invalidArgument(
+                "\"\(raw)\" is not a container id: use reverse-DNS names like com.example.notes (ASCII letters, "
+                    + "digits, - and _ between dots, at least one dot, at most 200 characters)")
+        }
+        return ContainerID(raw)
+    }
 }
 
 /// A container: one app's documents (or the shared Drive), with a display name and a visibility.

@@ -224,6 +224,18 @@ struct State: Sendable {
         return nodes[current] == nil ? nil : components.reversed().joined(separator: "/")
     }
 
+    /// The path of `ino` relative to `root` (`""` for the root itself), or `nil` when `ino` is not below it.
+    func path(of ino: UInt64, below root: UInt64) -> String? {
+        var components: [String] = []
+        var current = ino
+        while current != root {
+            guard let node = nodes[current], node.parent != 0 else { return nil }
+            components.append(node.name)
+            current = node.parent
+        }
+        return components.reversed().joined(separator: "/")
+    }
+
     /// Whether the provider may have the item: it was uploaded, or its create is running or may have landed
     /// without our knowing (its reply lost, or the daemon died while it ran). Removing such an item needs a
     /// remote delete, or the item comes back from the remote.

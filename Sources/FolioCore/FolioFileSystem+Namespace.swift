@@ -38,10 +38,8 @@ extension FolioFileSystem {
             for child in (state.children[node.ino] ?? [:]).values where state.nodes[child]?.kind == .directory {
                 count += 1
             }
-            if node.ino == Self.rootIno {
-                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(node.ino, folder.name) {
-                    count += 1
-                }
+            for folder in virtualFolders(at: node.ino, state: state) where !state.isTaken(node.ino, folder.name) {
+                count += 1
             }
             return count
         }
@@ -65,7 +63,7 @@ extension FolioFileSystem {
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state),
+                if let folder = virtualRootEntry(name, in: parent, state: &state),
                    let attributes = virtualAttributes(folder, state: state) {
                     return attributes
                 }
@@ -132,16 +130,7 @@ extension FolioFileSystem {
     /// The path of `ino` relative to `root` (the full view's root unless given: a view's root, see
     /// ``rootIno(of:)``), or `nil` for a node outside that tree.
     public func path(of ino: UInt64, below root: UInt64 = FolioFileSystem.rootIno) -> String? {
-        state.withLock { state in
-            var components: [String] = []
-            var current = ino
-            while current != root {
-                guard let node = state.nodes[current], node.parent != 0 else { return nil }
-                components.append(node.name)
-                current = node.parent
-            }
-            return components.reversed().joined(separator: "/")
-        }
+        state.withLock { $0.path(of: ino, below: root) }
     }
 
     // MARK: Creating
@@ -278,7 +267,7 @@ extension FolioFileSystem {
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                if let folder = virtualRootEntry(name, in: parent, state: &state) {
                     try refuseVirtual(folder)
                 }
                 throw missing(name)
@@ -393,6 +382,9 @@ extension FolioFileSystem {
         // Names whose kernel entries now lead elsewhere, in every mount: references to an item that an atomic
         // save moved to another inode.
         var moved: [ExternalReference] = []
+        // The document's place, when a save through a reference put the source there (every kernel's entry of that
+        // name now leads to another inode).
+        var savedInPlace: (parent: UInt64, name: String)?
         try state.withLock { state throws(FolioError) in
             if state.reference(parent, name) != nil {
                 try moveReference(
@@ -401,7 +393,7 @@ extension FolioFileSystem {
                 return
             }
             guard let ino = state.child(parent, name), var source = state.nodes[ino] else {
-                if parent == Self.rootIno, let folder = virtualRootEntry(name, state: &state) {
+                if let folder = virtualRootEntry(name, in: parent, state: &state) {
                     try refuseVirtual(folder)
                 }
                 throw missing(name)
@@ -422,14 +414,28 @@ extension FolioFileSystem {
             var replaced = false
             var batch = StoreBatch()
             let now = Timestamp.now()
+            // Where the source ends: the new name, or the document a reference there opens (a save through it).
+            var finalParent = newParent
+            var finalName = newName
+            var replacedIno = state.child(newParent, newName)
             if let referenced = state.reference(newParent, newName) {
                 // Renaming an item over a reference to itself changes nothing (as for two links to one file).
                 if referenced == source.itemID { return }
                 if flags.contains(.noReplace) { throw .exists(newName) }
                 if source.kind == .directory { throw .notDirectory(newName) }
-                batch.referenceDeletes.append(.init(parent: newParent, name: newName))
+                if source.kind == .file, source.state.hasLocalContent, let documentIno = state.byItemID[referenced],
+                   let document = state.nodes[documentIno], document.kind == .file, document.parent != 0 {
+                    // An atomic save through a reference (an app saving a granted document): the document is saved
+                    // in place, where it is, and the reference stays (DESIGN.md §2 "References").
+                    replacedIno = documentIno
+                    finalParent = document.parent
+                    finalName = document.name
+                } else {
+                    batch.referenceDeletes.append(.init(parent: newParent, name: newName))
+                }
             }
-            if let targetIno = state.child(newParent, newName) {
+            guard let finalDirectory = state.nodes[finalParent] else { throw .notFound("folder \(finalParent)") }
+            if let targetIno = replacedIno {
                 if targetIno == ino { return }
                 if flags.contains(.noReplace) { throw .exists(newName) }
                 guard let target = state.nodes[targetIno] else { throw .notFound(newName) }
@@ -481,18 +487,18 @@ extension FolioFileSystem {
             }
             state.children[source.parent]?[source.name] = nil
             let oldParent = source.parent
-            state.sync.recordFoldersChanged([oldParent, newParent], by: source.itemID)
-            source.parent = newParent
-            source.name = newName
+            state.sync.recordFoldersChanged([oldParent, finalParent], by: source.itemID)
+            source.parent = finalParent
+            source.name = finalName
             source.changeTime = now
             source.metadataDirty = !source.kind.isLocalOnly
             source.dirtySequence = state.allocateSequence()
-            if source.container != destinationDirectory.container {
-                try moveSubtree(ino, to: destinationDirectory.container, batch: &batch, state: &state)
-                source.container = destinationDirectory.container
+            if source.container != finalDirectory.container {
+                try moveSubtree(ino, to: finalDirectory.container, batch: &batch, state: &state)
+                source.container = finalDirectory.container
             }
             batch.upserts.append(source)
-            for directoryIno in Set([oldParent, newParent]) {
+            for directoryIno in Set([oldParent, finalParent]) {
                 guard var directory = state.nodes[directoryIno] else { continue }
                 directory.modificationTime = now
                 directory.changeTime = now
@@ -504,22 +510,27 @@ extension FolioFileSystem {
                 state.removeReference(at: reference.location)
                 state.insertReference(reference)
             }
-            for directory in batch.upserts where directory.ino == oldParent || directory.ino == newParent {
+            for directory in batch.upserts where directory.ino == oldParent || directory.ino == finalParent {
                 state.nodes[directory.ino] = directory
             }
             state.nodes[ino] = source
-            state.children[newParent, default: [:]][newName] = ino
+            state.children[finalParent, default: [:]][finalName] = ino
             state.byItemID[source.itemID] = ino
             state.metadataEpochs[ino, default: 0] += 1
+            if finalParent != newParent { savedInPlace = (finalParent, finalName) }
             // Only a rename in the folder can be part of a save: a file then put at the old name must not take
             // over (with its grants) a document moved elsewhere.
-            if newParent == parent {
+            if finalParent == parent {
                 recordDeparture(
                     of: departed, references: departedReferences, processID: context.processID, state: &state)
             }
             if !replaced { moved += takeOver(by: ino, processID: context.processID, state: &state) }
         }
         for reference in moved { invalidator?.invalidateEntry(parent: reference.parent, name: reference.name) }
+        if let savedInPlace {
+            invalidator?.invalidateEntry(parent: savedInPlace.parent, name: savedInPlace.name)
+            invalidator?.invalidateInode(savedInPlace.parent)
+        }
         announce([.entry(parent, name), .entry(newParent, newName), .inode(parent), .inode(newParent)])
         notifyUploader()
     }
@@ -542,7 +553,11 @@ extension FolioFileSystem {
     public func openDirectory(_ ino: UInt64) throws(FolioError) -> UInt64 {
         try state.withLock { state throws(FolioError) in
             if let folder = state.virtual.folders[ino] {
-                let parent = if case .tag = folder { state.virtual.ino(of: .tags) } else { Self.rootIno }
+                let parent: UInt64 = switch folder {
+                case .tag: state.virtual.ino(of: .tags)
+                case .appRecents(let container): state.byItemID[.root(of: container)] ?? Self.rootIno
+                case .recents, .tags: Self.rootIno
+                }
                 let entries = [ListedEntry(name: ".", ino: ino), ListedEntry(name: "..", ino: parent)]
                     + (try virtualListing(ino, state: &state))
                 let handle = state.allocateHandle()
@@ -559,10 +574,8 @@ extension FolioFileSystem {
             for (name, target) in state.references[ino] ?? [:] {
                 if let child = state.byItemID[target] { entries.append(ListedEntry(name: name, ino: child)) }
             }
-            if ino == Self.rootIno {
-                for folder in [VirtualFolder.recents, .tags] where !state.isTaken(ino, folder.name) {
-                    entries.append(ListedEntry(name: folder.name, ino: state.virtual.ino(of: folder)))
-                }
+            for folder in virtualFolders(at: ino, state: state) where !state.isTaken(ino, folder.name) {
+                entries.append(ListedEntry(name: folder.name, ino: state.virtual.ino(of: folder)))
             }
             let handle = state.allocateHandle()
             state.directoryListings[handle] = entries

@@ -23,8 +23,10 @@ extension FolioFileSystem {
             guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
             guard !node.state.hasLocalContent else { return nil }
             guard let version = node.remoteVersion else { throw .io("\(node.name) has no content anywhere") }
+            // (From the container the provider holds it in: a move across containers may wait for upload.)
             return RangedTarget(
-                ino: ino, itemID: node.itemID, container: node.container, version: version, size: node.size)
+                ino: ino, itemID: node.itemID, container: node.remoteContainer ?? node.container, version: version,
+                size: node.size)
         }
     }
 

@@ -102,8 +102,10 @@ extension FolioFileSystem {
             try node.apply(.materializeStarted)
             state.nodes[ino] = node
             state.progress[ino] = (0, node.size)
+            // (From the container the provider holds it in: a move across containers may wait for upload.)
             return MaterializationTicket(
-                ino: ino, itemID: node.itemID, container: node.container, version: version, size: node.size,
+                ino: ino, itemID: node.itemID, container: node.remoteContainer ?? node.container, version: version,
+                size: node.size,
                 fileName: file.name, path: cache.path(of: file.name))
         }
     }

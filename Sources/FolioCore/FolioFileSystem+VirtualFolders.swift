@@ -1,5 +1,11 @@
 import Foundation
 
+/// Told of every document opened or committed (for the desktop's list of recent files).
+public protocol UsageObserving: Sendable {
+    /// `item` was opened or committed. Called with the core's lock held: it must only note the call and return.
+    func documentUsed(_ item: ItemID)
+}
+
 extension FolioFileSystem {
     /// Whether `ino` is a virtual folder (`.Recents/`, `.Tags/`, `.Tags/<tag>/`), whose listing the kernel must
     /// not cache: it changes without a request through the mount.
@@ -21,13 +27,20 @@ extension FolioFileSystem {
         return attributes
     }
 
-    /// `name` in the full view's root when it names a virtual folder and no item has that name.
-    func virtualRootEntry(_ name: String, state: inout State) -> UInt64? {
-        switch name {
-        case VirtualFolder.recents.name: return state.virtual.ino(of: .recents)
-        case VirtualFolder.tags.name: return state.virtual.ino(of: .tags)
-        default: return nil
+    /// The virtual folders in folder `ino`: `.Recents/` and `.Tags/` in the full view's root, `.Recents/` in the
+    /// root of every app container (its app view's root).
+    func virtualFolders(at ino: UInt64, state: borrowing State) -> [VirtualFolder] {
+        if ino == Self.rootIno { return [.recents, .tags] }
+        guard let node = state.nodes[ino], node.itemID.isContainerRoot, node.container != .drive else { return [] }
+        return [.appRecents(node.container)]
+    }
+
+    /// `name` in folder `parent` when it names a virtual folder there (an item of that name hides it).
+    func virtualRootEntry(_ name: String, in parent: UInt64, state: inout State) -> UInt64? {
+        guard let folder = virtualFolders(at: parent, state: state).first(where: { $0.name == name }) else {
+            return nil
         }
+        return state.virtual.ino(of: folder)
     }
 
     /// The entries of a virtual folder, computed now.
@@ -37,7 +50,10 @@ extension FolioFileSystem {
         case .recents:
             let used = state.virtual.lastUse.sorted { $0.value > $1.value }.compactMap { state.byItemID[$0.key] }
             let listable = used.filter { isListable($0, state: state) }
-            return uniquelyNamed(listable.prefix(VirtualFolder.recentsLimit), state: state)
+            let listed = listable.prefix(VirtualFolder.recentsLimit).compactMap { ino in
+                state.nodes[ino].map { (ino: ino, name: $0.name) }
+            }
+            return uniquelyNamed(listed, state: state)
         case .tags:
             var tags: Set<String> = []
             for node in state.nodes.values where node.kind == .file {
@@ -48,12 +64,28 @@ extension FolioFileSystem {
             return tags.sorted().map { tag in
                 ListedEntry(name: tag, ino: state.virtual.ino(of: .tag(tag)), isVolatile: true)
             }
+        case .appRecents(let container):
+            guard let appRoot = state.byItemID[.root(of: container)] else { return [] }
+            let used = state.virtual.lastUse.sorted { $0.value > $1.value }.compactMap { state.byItemID[$0.key] }
+            // Each document under the name the app sees it by: its own, or its reference's in the app's container.
+            var named: [(ino: UInt64, name: String)] = []
+            for ino in used where named.count < VirtualFolder.recentsLimit {
+                guard let node = state.nodes[ino], node.kind == .file else { continue }
+                if state.path(of: ino, below: appRoot) != nil {
+                    named.append((ino, node.name))
+                } else if let reference = state.references(to: node.itemID).sorted(by: { $0.name < $1.name })
+                    .first(where: { state.path(of: $0.parent, below: appRoot) != nil }) {
+                    named.append((ino, reference.name))
+                }
+            }
+            return uniquelyNamed(named, state: state)
         case .tag(let tag):
             let tagged = state.nodes.values.filter { node in
                 node.xattrs[VirtualFolder.tagsAttribute].map { VirtualFolder.tags(in: $0).contains(tag) } ?? false
             }
-            let sorted = tagged.sorted { ($0.name, $0.ino) < ($1.name, $1.ino) }.map(\.ino)
-            return uniquelyNamed(sorted.filter { isListable($0, state: state) }, state: state)
+            let sorted = tagged.sorted { ($0.name, $0.ino) < ($1.name, $1.ino) }
+            return uniquelyNamed(
+                sorted.filter { isListable($0.ino, state: state) }.map { (ino: $0.ino, name: $0.name) }, state: state)
         }
     }
 
@@ -80,6 +112,12 @@ extension FolioFileSystem {
         state.virtual.lastOpened[node.ino] = now
         state.virtual.recordUse(of: node.itemID, at: now)
         if state.virtual.lastUseUnsaved { scheduleGroupWrite(state: &state) }
+        usageHook.withLock { $0 }?.documentUsed(node.itemID)
+    }
+
+    /// Connects the service told of every document used (opened or committed).
+    public func connect(usageObserver: any UsageObserving) {
+        usageHook.withLock { $0 = usageObserver }
     }
 
     /// Documents of the full view (a virtual folder never shows a private container's items).
@@ -89,17 +127,14 @@ extension FolioFileSystem {
     }
 
     /// Entries named by the documents' names; a name already taken gets ` (2)`, ` (3)`… before its extension.
-    private func uniquelyNamed<S: Sequence>(
-        _ inos: S, state: borrowing State
-    ) -> [ListedEntry] where S.Element == UInt64 {
+    private func uniquelyNamed(_ documents: [(ino: UInt64, name: String)], state: borrowing State) -> [ListedEntry] {
         var taken: Set<String> = []
         var entries: [ListedEntry] = []
-        for ino in inos {
-            guard let node = state.nodes[ino] else { continue }
-            var name = node.name
+        for (ino, given) in documents {
+            var name = given
             var counter = 2
             while taken.contains(name) {
-                name = NamePolicy.annotated(node.name, "\(counter)")
+                name = NamePolicy.annotated(given, "\(counter)")
                 counter += 1
             }
             taken.insert(name)

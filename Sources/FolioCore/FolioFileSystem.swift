@@ -103,7 +103,7 @@ public struct FileSystemConfiguration: Sendable {
 /// answer on the worker thread at once; operations that may wait (a download, another writer) are `async`.
 /// All state lives behind one lock that is never held across an `await` or a provider call, nor (but to write
 /// through, see ``StoreWriter``) across a store transaction. Lock order: ``SessionGate``, then `state`, then the
-/// ``StoreWriter``'s locks; `hooks` is taken alone; `describerHook` inside `state` (and nothing inside it).
+/// ``StoreWriter``'s locks; `hooks` is taken alone; `describerHook` and `usageHook` inside `state` (and nothing inside them).
 public final class FolioFileSystem: Sendable {
     /// The inode of the full view's root (the Drive container's root).
     public static let rootIno: UInt64 = 1
@@ -124,6 +124,8 @@ public final class FolioFileSystem: Sendable {
     /// The service that takes the nodes stored or removed (``connect(describer:)``): its own lock, taken inside
     /// `state`'s (nothing is taken inside it).
     let describerHook = Mutex<(any ContentDescribing)?>(nil)
+    /// Told of every document opened or committed (`recently-used.xbel`); taken like `describerHook`.
+    let usageHook = Mutex<(any UsageObserving)?>(nil)
     let processIdentity = ProcessIdentity()
 
     struct Hooks: Sendable {

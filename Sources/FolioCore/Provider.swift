@@ -8,6 +8,12 @@ public protocol Provider: Sendable {
     /// The containers the remote holds (the Drive container always among them).
     func listContainers() async throws -> [Container]
 
+    /// Creates a container on the remote (its folder and its entry, with display name and visibility, in the
+    /// remote's list of containers), so that every device lists it from now on. A container that exists is
+    /// left as it is and returned as the remote has it (two devices creating one app's container at once get
+    /// one container). `.notSupported` if the provider cannot make containers.
+    func createContainer(_ container: Container) async throws -> Container
+
     /// The container's position in its change history now: ``changes(in:since:)`` from this anchor reports every
     /// change made after the call. A client takes it before it enumerates, so a change made while it enumerates
     /// is reported by the next ``changes(in:since:)`` even when the pages missed it.
@@ -124,6 +130,11 @@ public protocol Provider: Sendable {
 }
 
 extension Provider {
+    /// A provider that cannot make containers.
+    public func createContainer(_ container: Container) async throws -> Container {
+        throw FolioError.notSupported("this remote cannot make containers")
+    }
+
     /// A provider that keeps no descriptions.
     public func storeDescription(
         _ description: ContentDescription, thumbnails: [ThumbnailSize: [UInt8]], of id: ItemID,

@@ -122,7 +122,11 @@ struct RemoteMerge {
                 state.nodes[$0].map { !seen.contains($0.itemID) } ?? false
             }
         case .changes:
-            gone += deleted.compactMap { state.byItemID[$0] }
+            // (An item that moved to another container is reported deleted by the one it left: it is gone from
+            // here only if that is still where it is.)
+            gone += deleted.compactMap { state.byItemID[$0] }.filter { ino in
+                state.nodes[ino].map { ($0.remoteContainer ?? $0.container) == container } ?? false
+            }
         }
         for ino in gone {
             removeIfClean(ino, keeping: seen, outcome: &outcome, batch: &batch, state: &state)

@@ -12,6 +12,9 @@ public enum VirtualFolder: Hashable, Sendable {
     case tags
     /// `.Tags/<tag>/`.
     case tag(String)
+    /// `.Recents/` at the root of an app container (so of its app view): the documents used last that the app
+    /// may open (its own, and those granted to it).
+    case appRecents(ContainerID)
 
     /// Virtual inodes start here (2^62).
     public static let firstIno: UInt64 = 1 << 62
@@ -26,7 +29,7 @@ public enum VirtualFolder: Hashable, Sendable {
     /// The name of the folder in its parent.
     public var name: String {
         switch self {
-        case .recents: return ".Recents"
+        case .recents, .appRecents: return ".Recents"
         case .tags: return ".Tags"
         case .tag(let tag): return tag
         }

@@ -42,6 +42,17 @@ extension ControlClient {
         return found
     }
 
+    /// The mountpoints of every Folio mount this process can see (`fuse.folio` in `/proc/self/mountinfo`).
+    public static func folioMountpoints() -> [String] {
+        let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").compactMap { line in
+            let halves = line.components(separatedBy: " - ")
+            guard halves.count == 2, halves[1].hasPrefix("fuse.folio ") else { return nil }
+            let fields = halves[0].split(separator: " ")
+            return fields.count > 4 ? unescape(String(fields[4])) : nil
+        }
+    }
+
     /// A mount table field with its octal escapes (`\040` for a space) decoded.
     private static func unescape(_ field: String) -> String {
         var bytes: [UInt8] = []

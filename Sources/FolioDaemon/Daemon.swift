@@ -19,6 +19,10 @@ public final class Daemon: @unchecked Sendable {
     /// More views of the same state mounted at other mountpoints (`folio mount --app ID --of MOUNTPOINT`),
     /// by mountpoint. They live as long as the daemon's own mount.
     let attachedViews = Mutex(AttachedViews())
+    /// Signs and checks bookmarks with the state folder's key (set once the state is open).
+    let bookmarkSigner = Mutex<BookmarkSigner?>(nil)
+    /// The provider and poller, for control requests that reach them (set once they exist).
+    let links = Mutex<DaemonLinks?>(nil)
 
     /// Creates a daemon.
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -63,6 +67,7 @@ public final class Daemon: @unchecked Sendable {
         services.uploader.stop()
         services.keeper.stop()
         services.describer.stop()
+        services.recentFiles?.stop()
         services.mount.unmount()
         services.fileSystem.flushDeferredWrites()
         let remote = services.remote
@@ -79,6 +84,7 @@ public final class Daemon: @unchecked Sendable {
         var describer: Describer
         var remote: OpenedRemote
         var poller: Task<Void, Never>
+        var recentFiles: RecentFiles?
         var control: ControlServer
         var lock: StateLock
     }
@@ -109,6 +115,8 @@ public final class Daemon: @unchecked Sendable {
 
     private func start(lock: StateLock) throws(FolioError) -> Services {
         let store = try SQLiteMetadataStore(path: configuration.stateDirectory.appending("metadata.sqlite").string)
+        let signer = try BookmarkSigner.load(stateFolder: configuration.stateDirectory)
+        bookmarkSigner.withLock { $0 = signer }
         let cache = try ContentCache(directory: configuration.stateDirectory.appending("content"))
         let fileSystem = try FolioFileSystem(
             store: store, cache: cache,
@@ -137,6 +145,14 @@ public final class Daemon: @unchecked Sendable {
         // Ready once the containers are known: folders are listed when they are first looked at.
         _ = blockOn { await poller.start() }
         fileSystem.connect(lister: FolderLister(fileSystem: fileSystem, provider: provider, logger: logger))
+        links.withLock { $0 = DaemonLinks(provider: provider, poller: poller) }
+        if case .app(let app) = configuration.view {
+            try ensureContainer(
+                Container(
+                    id: app, displayName: configuration.newContainerDisplayName ?? app.rawValue,
+                    isPublic: configuration.newContainerIsPublic),
+                fileSystem: fileSystem)
+        }
 
         let mount = FUSEMount(
             fileSystem: fileSystem,
@@ -163,6 +179,12 @@ public final class Daemon: @unchecked Sendable {
             viewRoot: try fileSystem.rootIno(of: configuration.view),
             workFolder: configuration.stateDirectory.appending("thumbnailing").string)
         fileSystem.connect(describer: describer)
+        let recentFiles = RecentFiles.sessionFile().map { file in
+            RecentFiles(
+                fileSystem: fileSystem, logger: logger, path: file,
+                mountpoint: RuntimePaths.canonical(configuration.mountpoint.string), view: configuration.view)
+        }
+        if let recentFiles { fileSystem.connect(usageObserver: recentFiles) }
         logger.info("cache limit: \(cacheLimit) bytes (\(configuration.cacheLimit))")
         try mount.mount()
         // The container roots, on a state's first mount, are listed at once (lookups arriving meanwhile wait for the
@@ -194,10 +216,11 @@ public final class Daemon: @unchecked Sendable {
         uploader.start()
         keeper.start()
         describer.start()
+        recentFiles?.start()
         let pollTask = Task { await poller.run() }
         return Services(
             fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, describer: describer, remote: remote,
-            poller: pollTask,
+            poller: pollTask, recentFiles: recentFiles,
             control: control, lock: lock)
     }
 
@@ -235,6 +258,13 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// What an app view's control socket answers: commands about what the view shows. Granting, revoking,
+    /// mounting another view and reading or writing outside the mount are the user's, through the full view.
+    static let appViewCommands: Set<String> = [
+        "status", "retry", "pin", "unpin", "evict", "download", "versions", "resolve", "thumbnail", "bookmark",
+        "resolve-bookmark", "tag", "recents",
+    ]
+
     /// The longest the control socket waits, at a first mount, for the container roots to be listed.
     static let rootListingWait: DispatchTimeInterval = .seconds(5)
 
@@ -266,13 +296,28 @@ public final class Daemon: @unchecked Sendable {
         response.remote = configuration.remote.description
         response.stateDirectory = configuration.stateDirectory.string
         response.view = view.description
+        response.controlSocket = RuntimePaths.controlSocket(forMountpoint: mountpoint).string
         response.isAttachedView = attachedViews.withLock { $0.views[mountpoint] != nil }
-        if let answer = handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
+        if case .app(let app) = view, !Self.appViewCommands.contains(request.command) {
+            return ControlResponse(
+                ok: false,
+                error: "\(request.command) is not available through the app view of \(app), whose socket an app "
+                    + "confined to its view may reach: use the full view's mount")
+        }
+        // Commands answered elsewhere get this daemon's identification added to their answer.
+        if let answer = handleDocumentModeCommand(request, fileSystem: fileSystem, view: view)
+            ?? handleBookmarkCommand(request, fileSystem: fileSystem, view: view, mountpoint: mountpoint)
+            ?? handleContentCommand(request, fileSystem: fileSystem, describer: describer, view: view) {
             guard answer.ok else { return answer }
-            response.message = answer.message
-            response.versions = answer.versions
-            response.data = answer.data
-            return response
+            var completed = answer
+            completed.pid = response.pid
+            completed.mountpoint = response.mountpoint
+            completed.remote = response.remote
+            completed.stateDirectory = response.stateDirectory
+            completed.view = response.view
+            completed.controlSocket = response.controlSocket
+            completed.isAttachedView = response.isAttachedView
+            return completed
         }
         if let answer = handleTagCommand(request, fileSystem: fileSystem, view: view) {
             guard answer.ok else { return answer }
@@ -285,6 +330,10 @@ public final class Daemon: @unchecked Sendable {
                 return ControlResponse(ok: false, error: "attach needs an app container id and a mountpoint")
             }
             do {
+                try ensureContainer(
+                    Container(
+                        id: ContainerID(app), displayName: request.displayName ?? app, isPublic: request.isPublic ?? false),
+                    fileSystem: fileSystem)
                 try attachView(.app(ContainerID(app)), at: target, fileSystem: fileSystem)
                 response.message = "mounted the app view of \(app) at \(target)"
             } catch {
@@ -303,6 +352,8 @@ public final class Daemon: @unchecked Sendable {
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }
+        case "containers":
+            response.containers = containerSummaries(fileSystem: fileSystem)
         case "retry":
             do {
                 let ino = try request.path.map { try fileSystem.resolve(path: $0, in: view) }

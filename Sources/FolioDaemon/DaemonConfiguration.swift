@@ -30,6 +30,11 @@ public struct DaemonConfiguration: Sendable {
     public var debug: Bool
     /// What the mount shows: the full view, or one app's view.
     public var view: NamespaceView
+    /// How the app container of ``view`` is made when the remote has none yet (`folio mount --app ID --public
+    /// --display-name NAME`): its display name (default: the id) and visibility (default: private).
+    public var newContainerDisplayName: String?
+    /// See ``newContainerDisplayName``.
+    public var newContainerIsPublic = false
     /// How much content the cache may keep.
     public var cacheLimit: CacheLimit
     /// Processes that never download (desktop indexers): ``FileSystemConfiguration/indexers``.

@@ -16,7 +16,7 @@ public struct StateFolder: Sendable {
     /// they were left with.
     static let privateFiles = [
         "metadata.sqlite", "metadata.sqlite-wal", "metadata.sqlite-shm", "metadata.sqlite-journal", "folio.log",
-        "daemon.lock",
+        "daemon.lock", "bookmark.key",
     ]
 
     /// Creates the folder (0700, with its parents) if it is missing; one that others could read or enter is

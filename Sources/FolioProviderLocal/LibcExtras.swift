@@ -6,13 +6,13 @@ import Glibc
 ///
 /// A small C system-library target would be the tidier home for these; this keeps the provider free of a
 /// build change.
-enum LibcExtras {
+package enum LibcExtras {
     /// `ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size)`.
     typealias GetAttribute = @convention(c) (
         UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int
     ) -> Int
     /// `ssize_t fgetxattr(int fd, const char *name, void *value, size_t size)`.
-    typealias GetDescriptorAttribute = @convention(c) (
+    package typealias GetDescriptorAttribute = @convention(c) (
         Int32, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int
     ) -> Int
     /// `int lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags)`.
@@ -20,13 +20,13 @@ enum LibcExtras {
         UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32
     ) -> Int32
     /// `int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)`.
-    typealias SetDescriptorAttribute = @convention(c) (
+    package typealias SetDescriptorAttribute = @convention(c) (
         Int32, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32
     ) -> Int32
     /// `int lremovexattr(const char *path, const char *name)`.
     typealias RemoveAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
     /// `int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags)`.
-    typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    package typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
 
     /// `int syncfs(int fd)`.
     typealias SyncFileSystem = @convention(c) (Int32) -> Int32
@@ -36,15 +36,15 @@ enum LibcExtras {
     /// `lgetxattr(2)`.
     static let lgetxattr: GetAttribute = resolve("lgetxattr")
     /// `fgetxattr(2)`.
-    static let fgetxattr: GetDescriptorAttribute = resolve("fgetxattr")
+    package static let fgetxattr: GetDescriptorAttribute = resolve("fgetxattr")
     /// `lsetxattr(2)`.
     static let lsetxattr: SetAttribute = resolve("lsetxattr")
     /// `fsetxattr(2)`.
-    static let fsetxattr: SetDescriptorAttribute = resolve("fsetxattr")
+    package static let fsetxattr: SetDescriptorAttribute = resolve("fsetxattr")
     /// `lremovexattr(2)`.
     static let lremovexattr: RemoveAttribute = resolve("lremovexattr")
     /// `renameat2(2)`.
-    static let renameat2: RenameAt2 = resolve("renameat2")
+    package static let renameat2: RenameAt2 = resolve("renameat2")
 
     /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`, the same on every Linux architecture Swift runs on): a macro
     /// built of macros, which Glibc's module does not export.

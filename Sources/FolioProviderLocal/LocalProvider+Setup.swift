@@ -86,7 +86,8 @@ extension LocalProvider {
     /// Adds a container to the remote at `root` (or updates its display name and visibility): records it in
     /// the manifest and creates its directory. `.invalidArgument` if `root` is not a remote or the id cannot
     /// name a directory.
-    public static func addContainer(_ container: Container, at root: FilePath) throws {
+    /// With `keepingExisting`, a container the manifest already has is left as it is (``createContainer(_:)``).
+    public static func addContainer(_ container: Container, at root: FilePath, keepingExisting: Bool = false) throws {
         try ItemName.validateContainerID(container.id)
         let layout = RemoteLayout.existing(at: root)
         guard try RemoteManifest.load(from: layout.manifest) != nil else {
@@ -98,6 +99,7 @@ extension LocalProvider {
             guard var manifest = try RemoteManifest.load(from: layout.manifest) else {
                 throw FolioError.invalidArgument("\(root) is not a Folio remote: initialize it first")
             }
+            if keepingExisting, manifest.entry(for: container.id) != nil { return }
             if manifest.entry(for: container.id) != RemoteManifest.Entry(container) {
                 manifest.upsert(container)
                 try manifest.save(to: layout.manifest)

@@ -13,7 +13,9 @@ struct Folio: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, RetryCommand.self, PinCommand.self,
             UnpinCommand.self, EvictCommand.self, DownloadCommand.self, ThumbnailCommand.self, VersionsCommand.self,
-            GrantCommand.self, TagCommand.self,
+            GrantCommand.self, RevokeCommand.self, GrantsCommand.self, BookmarkCommand.self, ResolveCommand.self,
+            ContainersCommand.self, ImportCommand.self, ExportCommand.self, MoveCommand.self,
+            RecentsCommand.self, TagCommand.self,
             DemoCommand.self, ReplayHelperCommand.self,
         ])
 }

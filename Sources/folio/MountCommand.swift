@@ -37,6 +37,13 @@ struct MountCommand: ParsableCommand {
     @Option(name: .long, help: "Show only this app container (its app view) instead of the full view.")
     var app: String?
 
+    @Flag(name: .long, help: "An --app container the remote does not have yet is made public (default: private).")
+    var `public` = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The display name of an --app container the remote does not have yet (default: its id).", valueName: "NAME"))
+    var displayName: String?
+
     @Option(name: .long, help: ArgumentHelp(
         "Mount the --app view from the daemon of this running mount (one state, several views).",
         valueName: "MOUNTPOINT"))
@@ -103,6 +110,12 @@ struct MountCommand: ParsableCommand {
     var mountpoint: String
 
     func validate() throws {
+        if (`public` || displayName != nil) && app == nil {
+            throw ValidationError("--public and --display-name describe the container of --app ID")
+        }
+        if let displayName, displayName.isEmpty || displayName.contains("/") || displayName == "." || displayName == ".." {
+            throw ValidationError("--display-name names a folder: not empty, no '/', not . or ..")
+        }
         if of != nil {
             guard app != nil else { throw ValidationError("--of mounts an app view: give --app ID") }
             guard remote == nil, state == nil else {
@@ -146,7 +159,10 @@ struct MountCommand: ParsableCommand {
                 throw CLIError(ControlClient.notControllableMessage(for: of))
             }
             let response = try ControlClient.send(
-                ControlRequest(command: "attach", app: app, target: mountpoint), mountpoint: running)
+                ControlRequest(
+                    command: "attach", app: app, target: mountpoint, displayName: displayName,
+                    isPublic: `public` ? true : nil),
+                mountpoint: running)
             guard response.ok else { throw CLIError(response.error ?? "the daemon refused the request") }
             print("Folio mounted the app view of \(app) at \(mountpoint) (sharing the state of \(running))")
             return
@@ -173,6 +189,8 @@ struct MountCommand: ParsableCommand {
             if insecure { arguments.append("--insecure") }
             if allowOther { arguments.append("--allow-other") }
             if let app { arguments += ["--app", app] }
+            if `public` { arguments.append("--public") }
+            if let displayName { arguments += ["--display-name", displayName] }
             if let pollInterval { arguments += ["--poll-interval", "\(pollInterval)"] }
             if noPush { arguments.append("--no-push") }
             if debug { arguments.append("--debug") }
@@ -186,7 +204,7 @@ struct MountCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "folio")
-        let configuration = DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             remote: location, stateDirectory: FilePath(stateDirectory), mountpoint: FilePath(mountpoint),
             allowOther: allowOther, writeWaitTimeout: .milliseconds(Int(writeWait * 1000)),
             pollInterval: pollInterval.map { .milliseconds(Int($0 * 1000)) }, push: !noPush,
@@ -198,6 +216,8 @@ struct MountCommand: ParsableCommand {
             saveWindow: .milliseconds(Int(saveWindow * 1000)),
             indexers: indexers.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }) } ?? FileSystemConfiguration.knownIndexers)
+        configuration.newContainerDisplayName = displayName
+        configuration.newContainerIsPublic = `public`
         let readyFD = self.readyFD
         let status = Daemon(configuration: configuration, logger: logger).run { result in
             switch result {

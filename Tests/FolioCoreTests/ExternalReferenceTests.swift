@@ -100,16 +100,36 @@ final class ExternalReferenceTests: XCTestCase {
         XCTAssertEqual(try core.ino("App/Inbox/moved.txt"), original)
         XCTAssertEqual(try core.list("Docs"), ["report.txt"], "moving a reference leaves the item where it is")
 
-        // A file renamed over a reference replaces the reference, not the item it opened.
-        try await core.write("App/Inbox/new.txt", "another document")
+        // A file renamed over a reference is an atomic save of the document it opens (an app saving a granted
+        // document): the document gets the content where it is, as the same item; the reference stays.
+        let item = try XCTUnwrap(core.fileSystem.identity(of: original)?.item)
+        try await core.write("App/Inbox/new.txt", "saved by the app")
         try core.fileSystem.rename(
             parent: try core.ino("App/Inbox"), name: "new.txt", newParent: try core.ino("App/Inbox"),
             newName: "moved.txt", flags: [])
-        let replaced = try await core.read("App/Inbox/moved.txt")
-        XCTAssertEqual(replaced, "another document")
+        XCTAssertEqual(try core.list("App/Inbox"), ["moved.txt"])
+        XCTAssertEqual(try core.list("Docs"), ["report.txt"])
+        let saved = try await core.read("Docs/report.txt")
+        XCTAssertEqual(saved, "saved by the app")
+        let throughReference = try await core.read("App/Inbox/moved.txt")
+        XCTAssertEqual(throughReference, "saved by the app")
+        let document = try core.ino("Docs/report.txt")
+        XCTAssertEqual(try core.ino("App/Inbox/moved.txt"), document, "one inode at both names")
+        XCTAssertEqual(core.fileSystem.identity(of: document)?.item, item, "the same item")
+        XCTAssertEqual(core.fileSystem.node(document)?.container, .drive, "still in its container")
+        XCTAssertEqual(try core.fileSystem.getAttributes(document).linkCount, 2)
+
+        // Removing the reference first and then renaming makes the file the app's own.
+        try core.fileSystem.unlink(parent: try core.ino("App/Inbox"), name: "moved.txt")
+        try await core.write("App/Inbox/own.txt", "the app's own")
+        try core.fileSystem.rename(
+            parent: try core.ino("App/Inbox"), name: "own.txt", newParent: try core.ino("App/Inbox"),
+            newName: "moved.txt", flags: [])
+        let own = try await core.read("App/Inbox/moved.txt")
+        XCTAssertEqual(own, "the app's own")
         let kept = try await core.read("Docs/report.txt")
-        XCTAssertEqual(kept, "first draft")
-        XCTAssertEqual(try core.fileSystem.getAttributes(original).linkCount, 1)
+        XCTAssertEqual(kept, "saved by the app")
+        XCTAssertEqual(try core.fileSystem.getAttributes(document).linkCount, 1)
     }
 
     func testReferencesSurviveRemount() async throws {

@@ -28,6 +28,9 @@ import XCTest
 //   CrashBatteryTests
 //   ThumbnailMountTests
 //   TagsTravelTests
+//   ContainerTests
+//   BookmarkTests
+//   DocumentModeTests
 //
 // Left out:
 // - AdoptedFolderTests: adopting an existing folder of files is the local provider's.
@@ -357,6 +360,54 @@ final class TagsTravelTestsOverWebDAV: TagsTravelTests {
     }
     override func testTagCommandErrorsAreClearAndLoseNothing() throws {
         try super.testTagCommandErrorsAreClearAndLoseNothing()
+    }
+}
+
+/// ``ContainerTests`` over Apache.
+final class ContainerTestsOverWebDAV: ContainerTests {
+    override class var remote: TestRemote { .apache }
+    override func testContainersAreListedWithWhatThisMachineKnowsAndHas() throws {
+        try super.testContainersAreListedWithWhatThisMachineKnowsAndHas()
+    }
+    override func testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees() throws {
+        try super.testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees()
+    }
+    override func testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount() throws {
+        try super.testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount()
+    }
+}
+
+/// ``BookmarkTests`` over Apache.
+final class BookmarkTestsOverWebDAV: BookmarkTests {
+    override class var remote: TestRemote { .apache }
+    override func testABookmarkFollowsRenamesMovesEvictionSavesAndRestarts() throws {
+        try super.testABookmarkFollowsRenamesMovesEvictionSavesAndRestarts()
+    }
+    override func testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError() throws {
+        try super.testABookmarkOfAReplacedDocumentIsStaleAndOfADeletedOneIsAnError()
+    }
+    override func testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket() throws {
+        try super.testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket()
+    }
+    override func testForgedChangedAndForeignBookmarksAreRefused() throws {
+        try super.testForgedChangedAndForeignBookmarksAreRefused()
+    }
+    override func testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands() throws {
+        try super.testAnAppViewResolvesOnlyWhatItMayOpenAndItsSocketRefusesTheUsersCommands()
+    }
+}
+
+/// ``DocumentModeTests`` over Apache.
+final class DocumentModeTestsOverWebDAV: DocumentModeTests {
+    override class var remote: TestRemote { .apache }
+    override func testImportCopiesADocumentIntoAnAppsContainerAsANewDocument() throws {
+        try super.testImportCopiesADocumentIntoAnAppsContainerAsANewDocument()
+    }
+    override func testExportCopiesOutWithTagsToAnotherContainerOrAPlainFolder() throws {
+        try super.testExportCopiesOutWithTagsToAnotherContainerOrAPlainFolder()
+    }
+    override func testMoveTakesADocumentToAnotherContainerAndLeavesAReference() throws {
+        try super.testMoveTakesADocumentToAnotherContainerAndLeavesAReference()
     }
 }
 // END GENERATED

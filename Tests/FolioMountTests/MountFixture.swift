@@ -88,11 +88,15 @@ final class MountFixture {
 
     var logPath: String { root + "/daemon.log" }
 
-    /// The environment every `folio` process of this fixture runs with: its own runtime folder, and its own
-    /// desktop cache (``thumbnails``), never the user's.
+    /// The environment every `folio` process of this fixture runs with: its own runtime folder, its own
+    /// desktop cache (``thumbnails``) and data folder (``recentFiles``), never the user's.
     var environment: [String: String] {
-        ["XDG_RUNTIME_DIR": runtime, "XDG_CACHE_HOME": root + "/cache"].merging(extraEnvironment) { $1 }
+        ["XDG_RUNTIME_DIR": runtime, "XDG_CACHE_HOME": root + "/cache", "XDG_DATA_HOME": root + "/data"]
+            .merging(extraEnvironment) { $1 }
     }
+
+    /// The desktop's list of recent files the daemon adds to (`$XDG_DATA_HOME/recently-used.xbel`).
+    var recentFiles: String { root + "/data/recently-used.xbel" }
 
     /// More environment for the daemon and the CLI (`XDG_CURRENT_DESKTOP` for a desktop test).
     var extraEnvironment: [String: String] = [:]
