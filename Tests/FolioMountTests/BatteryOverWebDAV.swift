@@ -389,6 +389,9 @@ final class BookmarkTestsOverWebDAV: BookmarkTests {
     override func testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket() throws {
         try super.testTheExampleProgramBookmarksAndResolvesThroughTheControlSocket()
     }
+    override func testABrokenBookmarkKeyStopsTheMountWithWhatToDo() throws {
+        try super.testABrokenBookmarkKeyStopsTheMountWithWhatToDo()
+    }
     override func testForgedChangedAndForeignBookmarksAreRefused() throws {
         try super.testForgedChangedAndForeignBookmarksAreRefused()
     }

@@ -144,6 +144,30 @@ class BookmarkTests: MountTestCase {
         XCTAssertTrue(refused.stderr.contains("not a Folio bookmark"), refused.stderr)
     }
 
+    /// A key file that is not what Folio made (cut short, or a symlink someone put there) stops the mount with what
+    /// to do, and is neither used nor replaced: bookmarks made with the real key must not start failing silently.
+    func testABrokenBookmarkKeyStopsTheMountWithWhatToDo() throws {
+        try skipOverWebDAV("about the state folder, not the remote")
+        let token = bookmark(fixture.path("Docs/report.txt"))
+        fixture.stop()
+        let key = fixture.state + "/bookmark.key"
+        let saved = try Data(contentsOf: URL(fileURLWithPath: key))
+        for broken in ["head -c 5 /dev/urandom > '\(key)'", "ln -sf /etc/hostname '\(key)'"] {
+            Shell.check(broken)
+            let before = Shell.check("ls -l '\(key)'")
+            let result = fixture.folio(
+                "mount --remote '\(fixture.remote)' --state '\(fixture.state)' '\(fixture.mountpoint)'")
+            XCTAssertNotEqual(result.status, 0, broken)
+            XCTAssertTrue(result.stderr.contains("bookmark key"), broken + ": " + result.stderr)
+            XCTAssertEqual(Shell.check("ls -l '\(key)'"), before, "left as it was")
+            Shell.check("rm -f '\(key)'")
+        }
+        try saved.write(to: URL(fileURLWithPath: key))
+        XCTAssertEqual(chmod(key, 0o600), 0)
+        try fixture.start()
+        XCTAssertEqual(resolvedPath(token), fixture.path("Docs/report.txt"), "the real key back: the token resolves")
+    }
+
     func testForgedChangedAndForeignBookmarksAreRefused() throws {
         let token = bookmark(fixture.path("Docs/report.txt"))
         var info = stat()
