@@ -56,6 +56,23 @@ class ContainerTests: MountTestCase {
         XCTAssertTrue(outside.stderr.contains("not inside a Folio mount") || !outside.stderr.isEmpty, outside.stderr)
     }
 
+    func testOfflineTheContainersKnownHereAreListedAndNoneIsMade() throws {
+        try skipOverWebDAV("takes the remote offline with the local provider's network simulation")
+        Shell.check("ls -R '\(fixture.mountpoint)' > /dev/null")
+        try fixture.simulateNetwork(#"{"offline": true}"#)
+        addTeardownBlock { [fixture] in try? fixture?.simulateNetwork(nil) }
+        let listed = try containers(fixture)
+        XCTAssertEqual(Set(listed.keys), ["com.folio.drive", "com.example.secret"], "what this machine knows")
+        XCTAssertEqual(listed["com.folio.drive"]?["items"] as? Int, 3)
+        let made = fixture.folio("mount --app com.example.later --of '\(fixture.mountpoint)' '\(try mountPoint("later"))'")
+        XCTAssertNotEqual(made.status, 0)
+        XCTAssertTrue(made.stderr.contains("offline"), made.stderr)
+        try fixture.simulateNetwork(nil)
+        let again = fixture.folio("mount --app com.example.later --of '\(fixture.mountpoint)' '\(try mountPoint("later"))'")
+        XCTAssertEqual(again.status, 0, "online again: " + again.stderr)
+        XCTAssertNotNil(try containers(fixture)["com.example.later"])
+    }
+
     func testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees() throws {
         let other = try MountFixture(remote: fixture.remote)
         addTeardownBlock { other.tearDown() }
