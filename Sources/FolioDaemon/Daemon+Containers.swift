@@ -18,7 +18,13 @@ extension Daemon {
         let made = blockOn { () async -> Result<Container, FolioError> in
             do {
                 let made = try await links.provider.createContainer(container)
-                await links.poller.refresh()
+                // Read back (a refresh that fails for a moment, or meets another's at the same time, is tried
+                // again, a bounded number of times).
+                for _ in 0..<Self.readBackAttempts {
+                    await links.poller.refresh()
+                    if fileSystem.knowsContainer(made.id) { break }
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
                 return .success(made)
             } catch {
                 return .failure(FolioError(error))
@@ -26,11 +32,16 @@ extension Daemon {
         }
         let created = try made.get()
         guard fileSystem.knowsContainer(created.id) else {
-            throw .offline("the container \(created.id) was made on the remote, but the remote could not be read back")
+            let reason = fileSystem.status().lastProviderError.map { ": \($0)" } ?? ""
+            throw .offline("the container \(created.id) was made on the remote, but the remote could not be read "
+                + "back\(reason); mount the view again in a moment")
         }
         let visibility = created.isPublic ? "public" : "private"
         logger.notice("made the container \(created.id) (\(visibility), \"\(created.displayName)\") on the remote")
     }
+
+    /// How many times a container just made is looked for on the remote.
+    static let readBackAttempts = 20
 
     /// The remote's containers with what this state knows of each (`folio containers`); when the remote cannot be
     /// asked, the containers this state knows.

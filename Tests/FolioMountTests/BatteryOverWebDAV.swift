@@ -375,6 +375,9 @@ final class ContainerTestsOverWebDAV: ContainerTests {
     override func testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees() throws {
         try super.testAnAppsFirstMountMakesItsContainerWhichASecondDeviceSees()
     }
+    override func testTwoDevicesMakingOneAppsContainerAtOnceMakeOne() throws {
+        try super.testTwoDevicesMakingOneAppsContainerAtOnceMakeOne()
+    }
     override func testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount() throws {
         try super.testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount()
     }

@@ -129,6 +129,39 @@ class ContainerTests: MountTestCase {
         ])
     }
 
+    /// Two devices mount one new app's view at the same instant, several rounds: one container each time, known
+    /// to both, with one description (the first's; the other's is not written over it).
+    func testTwoDevicesMakingOneAppsContainerAtOnceMakeOne() throws {
+        let other = try MountFixture(remote: fixture.remote)
+        addTeardownBlock { other.tearDown() }
+        try other.start()
+        let executable = MountFixture.executable
+        for round in 1...6 {
+            let app = "com.example.race\(round)"
+            let here = try mountPoint("race\(round)-here")
+            let there = other.root + "/race\(round)"
+            try FileManager.default.createDirectory(atPath: there, withIntermediateDirectories: true)
+            addTeardownBlock { Shell.run("fusermount3 -u -z '\(there)' 2>/dev/null; true") }
+            let script = [
+                "XDG_RUNTIME_DIR='\(fixture.runtime)' '\(executable)' mount --app \(app) --display-name Here "
+                    + "--of '\(fixture.mountpoint)' '\(here)' > /dev/null & a=$!",
+                "XDG_RUNTIME_DIR='\(other.runtime)' '\(executable)' mount --app \(app) --display-name There "
+                    + "--of '\(other.mountpoint)' '\(there)' > /dev/null & b=$!",
+                "wait $a; ra=$?; wait $b; rb=$?; echo \"$ra $rb\"",
+            ].joined(separator: "\n")
+            let both = Shell.run(script)
+            XCTAssertEqual(both.stdout, "0 0\n", "round \(round): " + both.stderr)
+            let names = try [fixture!, other].map { device in try containers(device)[app]?["displayName"] as? String }
+            XCTAssertEqual(Set(names.compactMap { $0 }).count, 1, "round \(round): one description, \(names)")
+            XCTAssertTrue(["Here", "There"].contains(names.first.flatMap { $0 } ?? ""), "round \(round): \(names)")
+            Shell.check("printf \(round) > '\(here)/r.txt'")
+            fixture.waitForUploads()
+            XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+                (try? String(contentsOfFile: there + "/r.txt", encoding: .utf8)) == "\(round)"
+            }, "round \(round): one container, seen from both")
+        }
+    }
+
     func testAnAppViewDaemonOfItsOwnMakesTheContainerAtItsFirstMount() throws {
         let own = try mountPoint("own")
         let state = fixture.root + "/own-state"
