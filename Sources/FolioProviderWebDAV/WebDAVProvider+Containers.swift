@@ -11,10 +11,14 @@ extension WebDAVProvider {
         let described = try await describe(container)
         let collection = containerPath(container.id)
         let made = try await client.send("MKCOL", collection)
-        guard WebDAVStatus.succeeded(made.status) || made.status == 405 else {
-            throw WebDAVStatus.error(made.status, "MKCOL \(collection)")
+        if WebDAVStatus.succeeded(made.status) || made.status == 405 { return described }
+        // Another device's MKCOL of the same collection at the same instant: Apache answers the loser 403. What
+        // counts is that the collection is there now.
+        if let listing = try await existing(collection, depth: 0),
+           listing.responses.first?.properties.isCollection == true {
+            return described
         }
-        return described
+        throw WebDAVStatus.error(made.status, "MKCOL \(collection)")
     }
 
     /// Adds `container` to the manifest, unless it names it already; returns the entry the manifest has.
