@@ -49,6 +49,9 @@ struct DemoCommand: ParsableCommand {
           \(folio) status \(m)
           \(folio) pin \(m)/Pictures && ls \(m)/.Recents              # keep a folder downloaded; recent documents
           mkdir -p \(m)-secret && \(folio) mount --app com.example.secret --of \(m) \(m)-secret   # a private app view
+          \(folio) containers \(m)                      # the containers; `folio import|export|move` between them
+          t=$(\(folio) bookmark \(m)/Notes/Welcome.md); mv \(m)/Notes/Welcome.md \(m)/Notes/Hi.md; \(folio) resolve "$t"
+          \(folio) tag add \(m)/Notes/Hi.md work && ls \(m)/.Tags/work   # tags travel with the document
           \(folio) unmount \(m)
         The remote is \(remote): uploads land there, one folder per container (the mount's own documents in
         com.folio.drive/; the private com.example.secret container is not in this view).
