@@ -32,7 +32,8 @@ final class WebDAVServerLimitsMountTests: XCTestCase {
             }, status)
         XCTAssertTrue(
             status.contains(
-                "LIMITED:  the server keeps no properties: modes, times and symlinks stay on this device"), status)
+                "LIMITED:  the server keeps no properties: modes, times, tags and symlinks stay on this device"),
+            status)
         XCTAssertTrue(status.contains("LIMITED:  the server ignores conditional requests"), status)
         XCTAssertTrue(status.contains("provider: online"), status)
         XCTAssertTrue(status.contains("uploads:  0 pending"), status)
