@@ -260,10 +260,10 @@ public final class Daemon: @unchecked Sendable {
 
     /// What an app view's control socket answers: commands about what the view shows. Granting, revoking,
     /// mounting another view and reading or writing outside the mount are the user's, through the full view.
-    static let appViewCommands: Set<String> = [
+    static let appViewCommands: Set<String> = Set([
         "status", "retry", "pin", "unpin", "evict", "download", "versions", "resolve", "thumbnail", "bookmark",
-        "resolve-bookmark", "tag", "recents",
-    ]
+        "resolve-bookmark", "recents",
+    ]).union(tagCommands)
 
     /// The longest the control socket waits, at a first mount, for the container roots to be listed.
     static let rootListingWait: DispatchTimeInterval = .seconds(5)

@@ -91,9 +91,10 @@ class ConfinedAppTests: MountTestCase {
             python3 -c "import os; p='$D/report.txt'; open(p+'.tmp','w').write('saved by the app'); os.rename(p+'.tmp',p)"
             mkdir "$D/Drafts" && printf new > "$D/Drafts/n.txt"
             "$FOLIO" resolve "$OWN"
+            "$FOLIO" tag add "$D/Vault/key.txt" secret > /dev/null && getfattr --only-values -n user.xdg.tags "$D/Vault/key.txt"
             """, environment: ["OWN": ownBookmark.trimmingCharacters(in: .whitespacesAndNewlines)])
         XCTAssertEqual(work.status, 0, work.stderr)
-        XCTAssertEqual(work.stdout, "private\n\(documents)/Vault/key.txt\n", work.stderr)
+        XCTAssertEqual(work.stdout, "private\n\(documents)/Vault/key.txt\nsecret", work.stderr)
         fixture.waitForUploads()
         XCTAssertEqual(fixture.remoteText("Vault/key.txt", container: app), "edited in the sandbox")
         XCTAssertEqual(fixture.remoteText("Docs/report.txt"), "saved by the app", "the granted document, in place")
