@@ -227,7 +227,10 @@ final class WebDAVFaultMountTests: WebDAVMountTestCase {
             XCTAssertTrue(
                 zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound + 1 == $1.lowerBound },
                 "round \(round): the GETs cover the file once, without overlap: \(gets.map(\.range))")
-            XCTAssertLessThanOrEqual(gets.count, 24, "round \(round): \(gets.map(\.range))")
+            // (How many short pieces come before the run counts as sequential depends on how the kernel's reads and
+            // readahead are scheduled: 10 to 20 on a quiet machine, 28 once under a CI run's load. What must hold is
+            // "a few", then one GET of the rest.)
+            XCTAssertLessThanOrEqual(gets.count, 40, "round \(round): \(gets.map(\.range))")
             XCTAssertGreaterThanOrEqual(
                 (ranges.last?.count ?? 0), 24 << 20, "round \(round): the rest comes in one GET: \(gets.map(\.range))")
         }
