@@ -118,7 +118,8 @@ extension Daemon {
         return signer
     }
 
-    /// `path` relative to the root of `view`, listing folders on the way that were never listed.
+    /// `path` relative to the root of `view`, listing folders on the way that were never listed (every command
+    /// about a path resolves it here).
     func resolveListing(
         _ path: String?, fileSystem: FolioFileSystem, view: NamespaceView
     ) throws(FolioError) -> UInt64 {

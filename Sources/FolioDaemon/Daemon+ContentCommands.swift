@@ -16,13 +16,7 @@ extension Daemon {
         var response = ControlResponse(ok: true)
         do {
             // (Folders on the way that were never listed are listed.)
-            let ino = try blockOn { () async -> Result<UInt64, FolioError> in
-                do throws(FolioError) {
-                    return .success(try await fileSystem.resolveListing(path: path, in: view))
-                } catch {
-                    return .failure(error)
-                }
-            }.get()
+            let ino = try resolveListing(path, fileSystem: fileSystem, view: view)
             let shown = path.isEmpty ? "/" : path
             switch request.command {
             case "pin", "unpin":

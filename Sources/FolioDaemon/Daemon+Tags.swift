@@ -24,13 +24,7 @@ extension Daemon {
                 else { throw FolioError.invalidArgument("folio tag \(request.command.dropFirst(4)) needs tags") }
                 given = tags
             }
-            let ino = try blockOn { () async -> Result<UInt64, FolioError> in
-                do throws(FolioError) {
-                    return .success(try await fileSystem.resolveListing(path: path, in: view))
-                } catch {
-                    return .failure(error)
-                }
-            }.get()
+            let ino = try resolveListing(path, fileSystem: fileSystem, view: view)
             let tags: [String]
             switch request.command {
             case "tag-add": tags = try fileSystem.changeTags(ino, adding: given, removing: [])
