@@ -22,11 +22,17 @@ public final class RecentFiles: UsageObserving, Sendable {
     private let mountpoint: String
     private let view: NamespaceView
     private let used = Mutex<[ItemID]>([])
+    /// The last write failed for a reason that can clear (a folder missing, a full disk): tried again soon.
+    private let retrying = Mutex(false)
     private let wake = WakeSignal()
     private let loop = Mutex<Task<Void, Never>?>(nil)
 
     /// How long uses are gathered before the file is written.
     static let gathering: Duration = .milliseconds(500)
+    /// How soon a write that failed for a reason that can clear is tried again.
+    static let retryInterval: Duration = .seconds(5)
+    /// The most uses kept for a write that waits to be tried again.
+    static let pendingLimit = 200
     /// The application name the entries carry.
     static let application = "Folio"
 
@@ -61,7 +67,7 @@ public final class RecentFiles: UsageObserving, Sendable {
     public func start() {
         let task = Task { [self] in
             while !Task.isCancelled {
-                await wake.wait(upTo: .seconds(60))
+                await wake.wait(upTo: retrying.withLock { $0 } ? Self.retryInterval : .seconds(60))
                 guard !Task.isCancelled else { break }
                 try? await Task.sleep(for: Self.gathering)
                 write()
@@ -96,8 +102,16 @@ public final class RecentFiles: UsageObserving, Sendable {
         guard !documents.isEmpty else { return }
         do {
             try update(with: documents)
+            retrying.withLock { $0 = false }
         } catch {
             logger.warning("cannot add \(documents.count) documents to \(path): \(error)")
+            // A file that cannot be read needs the user (it is left alone); anything else can clear: the uses are
+            // kept (the most recent ones, a bounded number) and written again in a moment.
+            if case .invalidArgument = error as? FolioError { return }
+            used.withLock { pending in
+                pending = Array((items + pending).suffix(Self.pendingLimit))
+            }
+            retrying.withLock { $0 = true }
         }
     }
 

@@ -160,4 +160,17 @@ class RecentsTests: MountTestCase {
             return last == "50 ['Folio', 'gedit'] True\n"
         }, "50 of the 70 documents, the last one among them; the shared entry kept with both applications: " + last)
     }
+
+    /// A write that fails for a reason that can clear (here the data folder cannot be made: a file has its name) is
+    /// tried again, without a new use, once it can succeed.
+    func testARecentFilesWriteThatFailsIsTriedAgainWhenItCanSucceed() throws {
+        let data = fixture.root + "/data"
+        Shell.check("rm -rf '\(data)' && printf 'not a folder' > '\(data)'")
+        Shell.check("cat '\(fixture.path("Docs/b.txt"))' > /dev/null")
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { self.fixture.log.contains("cannot add 1 documents") })
+        Shell.check("rm '\(data)' && mkdir '\(data)'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+            ((try? String(contentsOfFile: self.fixture.recentFiles, encoding: .utf8)) ?? "").contains("/Docs/b.txt")
+        }, "the use was written once the folder could be made")
+    }
 }
