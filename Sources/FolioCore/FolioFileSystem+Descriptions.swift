@@ -38,6 +38,37 @@ extension FolioFileSystem {
         describer.nodesChanged()
     }
 
+    /// What the describer needs of each of `inos` (see ``DescriptionSubject``), in one take of the lock; a node
+    /// that is gone has no entry.
+    public func descriptionSubjects(_ inos: some Sequence<UInt64>) -> [UInt64: DescriptionSubject] {
+        state.withLock { state in
+            var subjects: [UInt64: DescriptionSubject] = [:]
+            for ino in inos {
+                guard let node = state.node(ino) else { continue }
+                subjects[ino] = subject(of: node)
+            }
+            return subjects
+        }
+    }
+
+    /// ``descriptionSubjects(_:)`` of one node.
+    private func subject(of node: Node) -> DescriptionSubject {
+        switch node.kind {
+        case .directory:
+            return .folder(place: "\(node.parent)/\(node.name)")
+        case .file:
+            if let description = currentDescription(of: node) { return .described(description) }
+            guard let version = node.remoteVersion, !node.state.hasPendingLocalVersion else { return .other }
+            if node.state.hasLocalContent, node.contentFile != nil { return .describable }
+            return .placeholder(
+                PlaceholderToDescribe(
+                    ino: node.ino, id: node.itemID, container: node.remoteContainer ?? node.container,
+                    version: version, name: node.name))
+        default:
+            return .other
+        }
+    }
+
     /// The description of a file's current content (its provider version, with no local change waiting); `nil`
     /// if none was recorded for that version.
     public func contentDescription(of ino: UInt64) -> ContentDescription? {

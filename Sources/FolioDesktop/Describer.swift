@@ -47,9 +47,10 @@ public final class Describer: ContentDescribing, Sendable {
         /// when to ask again: the device that has the content may describe it a moment after this one saw the
         /// new version.
         var awaiting: [UInt64: ContinuousClock.Instant] = [:]
-        /// The version each placeholder without a description was asked about, and how often (kept after the asks
-        /// ran out, so that a change of anything but the version does not start them over).
-        var asks: [UInt64: (version: String, count: Int)] = [:]
+        /// The version each placeholder without a description was asked about (its hash: one entry per placeholder
+        /// seen, a hundred thousand after a `find`, so kept small), and how often (kept after the asks ran out, so
+        /// that a change of anything but the version does not start them over).
+        var asks: [UInt64: (version: UInt64, count: Int)] = [:]
         var refusalLogged = false
     }
 
@@ -137,8 +138,8 @@ public final class Describer: ContentDescribing, Sendable {
         if fileSystem.contentDescription(of: ino) == nil {
             if fileSystem.describableContent(of: ino) != nil {
                 await describeHere(ino)
-            } else {
-                await askProvider([ino])
+            } else if case .placeholder(let placeholder) = fileSystem.descriptionSubjects([ino])[ino] {
+                await askProvider([placeholder])
             }
         }
         guard let description = fileSystem.contentDescription(of: ino) else {
@@ -164,30 +165,26 @@ public final class Describer: ContentDescribing, Sendable {
     func process(_ inos: Set<UInt64>) async {
         // Asked about again below if still without a description.
         book.withLock { book in for ino in inos { book.awaiting.removeValue(forKey: ino) } }
-        var placeholders: [UInt64] = []
+        let subjects = fileSystem.descriptionSubjects(inos)
+        var placeholders: [PlaceholderToDescribe] = []
         var folderChanged = false
         for ino in inos.sorted() {
-            guard let node = fileSystem.node(ino) else {
-                clear(ino)
-                continue
-            }
-            if node.kind == .directory {
+            switch subjects[ino] {
+            case nil:
+                clear(ino, gone: true)
+            case .folder(let place):
                 // Only a change of place (a rename or move, here or on the remote) moves what is below it, not the
                 // change of time every new child brings.
-                let place = "\(node.parent)/\(node.name)"
                 let moved = book.withLock { book in book.folders.updateValue(place, forKey: ino) != place }
                 folderChanged = folderChanged || moved
-                continue
-            }
-            guard node.kind == .file else { continue }
-            if let description = fileSystem.contentDescription(of: ino) {
+            case .described(let description):
                 await keepCache(ino, description)
-            } else if fileSystem.describableContent(of: ino) != nil {
+            case .describable:
                 await describeHere(ino)
-            } else if node.remoteVersion != nil, !node.state.hasPendingLocalVersion {
-                placeholders.append(ino)
-            } else {
-                clear(ino)
+            case .placeholder(let placeholder):
+                placeholders.append(placeholder)
+            case .other:
+                clear(ino, gone: false)
             }
         }
         if !placeholders.isEmpty { await askProvider(placeholders) }
@@ -199,13 +196,8 @@ public final class Describer: ContentDescribing, Sendable {
     }
 
     /// Asks the provider for the descriptions of placeholders, one call per container and 500 items.
-    private func askProvider(_ inos: [UInt64]) async {
-        var byContainer: [ContainerID: [(ino: UInt64, id: ItemID, version: String)]] = [:]
-        for ino in inos {
-            guard let node = fileSystem.node(ino), let version = node.remoteVersion else { continue }
-            byContainer[node.remoteContainer ?? node.container, default: []].append((ino, node.itemID, version))
-        }
-        for (container, items) in byContainer {
+    private func askProvider(_ placeholders: [PlaceholderToDescribe]) async {
+        for (container, items) in Dictionary(grouping: placeholders, by: \.container) {
             for start in stride(from: 0, to: items.count, by: 500) {
                 let chunk = items[start..<min(start + 500, items.count)]
                 let found: [ItemID: ContentDescription]
@@ -219,8 +211,8 @@ public final class Describer: ContentDescribing, Sendable {
                 }
                 for item in chunk {
                     guard let description = found[item.id], description.version == item.version else {
-                        clear(item.ino)
-                        if let named = describedByName(item.ino, version: item.version) {
+                        clear(item.ino, gone: false)
+                        if let named = describedByName(item) {
                             // Nothing was sent for it: what the name says is its description (see describeHere).
                             fileSystem.recordDescription(named, of: item.ino)
                         } else {
@@ -240,18 +232,18 @@ public final class Describer: ContentDescribing, Sendable {
 
     /// The description a file's name alone gives, where the describing device would have sent none: a type the name
     /// is sure of, which no thumbnailer here handles.
-    private func describedByName(_ ino: UInt64, version: String) -> ContentDescription? {
-        guard let node = fileSystem.node(ino), let type = ContentTypes.typeOfName(node.name),
-            thumbnailers.thumbnailer(for: type) == nil
+    private func describedByName(_ placeholder: PlaceholderToDescribe) -> ContentDescription? {
+        guard let type = ContentTypes.typeOfName(placeholder.name), thumbnailers.thumbnailer(for: type) == nil
         else { return nil }
-        return ContentDescription(version: version, contentType: type, thumbnails: .none)
+        return ContentDescription(version: placeholder.version, contentType: type, thumbnails: .none)
     }
 
     /// Schedules the next ask about a placeholder the provider had no description for (a new version starts over).
     private func awaitDescription(of ino: UInt64, version: String) {
         book.withLock { book in
-            let count = book.asks[ino].map { $0.version == version ? $0.count + 1 : 1 } ?? 1
-            book.asks[ino] = (version, count)
+            let hash = StableHash.fnv1a(version)
+            let count = book.asks[ino].map { $0.version == hash ? $0.count + 1 : 1 } ?? 1
+            book.asks[ino] = (hash, count)
             if count <= Self.askAgain.count {
                 book.awaiting[ino] = .now + Self.askAgain[count - 1]
             } else {
@@ -370,7 +362,7 @@ public final class Describer: ContentDescribing, Sendable {
         guard let node = fileSystem.node(ino), let relative = fileSystem.path(of: ino, below: viewRoot),
             let uri = ThumbnailCache.uri(ofPath: relative.isEmpty ? mountpoint : "\(mountpoint)/\(relative)")
         else {
-            clear(ino)
+            clear(ino, gone: fileSystem.node(ino) == nil)
             return
         }
         let entry = Written(
@@ -435,9 +427,8 @@ public final class Describer: ContentDescribing, Sendable {
         }
     }
 
-    /// Removes the entries this process wrote for a node.
-    private func clear(_ ino: UInt64) {
-        let gone = fileSystem.node(ino) == nil
+    /// Removes the entries this process wrote for a node, and forgets the node's asks when it is `gone`.
+    private func clear(_ ino: UInt64, gone: Bool) {
         let previous = book.withLock { book -> Written? in
             if gone {
                 book.awaiting.removeValue(forKey: ino)

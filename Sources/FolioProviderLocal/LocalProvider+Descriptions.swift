@@ -41,8 +41,8 @@ extension LocalProvider {
             _ = try await admit(what)
             var found: [ItemID: ContentDescription] = [:]
             for id in ids {
-                guard let data = FileManager.default.contents(atPath: layout.description(of: id).string),
-                    let description = try? JSONDecoder().decode(ContentDescription.self, from: data)
+                guard let data = SystemCalls.smallFileContents(layout.description(of: id)),
+                    let description = try? JSONDecoder().decode(ContentDescription.self, from: Data(data))
                 else { continue }
                 found[id] = description
             }

@@ -25,8 +25,8 @@ extension RemoteLayout {
 
     /// The tags kept for `id` (none if no file, or one that cannot be read as tags).
     func storedTags(of id: ItemID) -> [String] {
-        guard let data = FileManager.default.contents(atPath: tagsFile(of: id).string),
-            let tags = try? JSONDecoder().decode([String].self, from: data)
+        guard let data = SystemCalls.smallFileContents(tagsFile(of: id)),
+            let tags = try? JSONDecoder().decode([String].self, from: Data(data))
         else { return [] }
         return tags
     }

@@ -127,6 +127,29 @@ enum SystemCalls {
         return found
     }
 
+    /// The whole content of a small file (Folio's own bookkeeping: tags, descriptions), or `nil` when it is not
+    /// there or cannot be read. Plain calls: a listing asks once per item, and most items have no such file.
+    static func smallFileContents(_ path: FilePath) -> [UInt8]? {
+        let descriptor = retryingInterrupts { open(path.string, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var filled = 0
+        while true {
+            if filled == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: 4096)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                retryingInterrupts { read(descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
+            }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
     /// Creates a directory (fails with `.exists` if the name is taken).
     static func makeDirectory(_ path: FilePath, permissions: UInt32) throws {
         guard mkdir(path.string, mode_t(permissions)) == 0 else { throw lastError("mkdir", path) }
