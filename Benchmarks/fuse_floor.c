@@ -105,6 +105,16 @@ static void floor_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     else fuse_reply_attr(req, &status, forever);
 }
 
+// Adds one entry to a reply being filled (`*used` of `size` bytes); false when it does not fit.
+static int add_entry(fuse_req_t req, char *buffer, size_t size, size_t *used, const char *name,
+                     struct fuse_entry_param *entry, off_t next, int plus) {
+    size_t needed = plus ? fuse_add_direntry_plus(req, buffer + *used, size - *used, name, entry, next)
+                         : fuse_add_direntry(req, buffer + *used, size - *used, name, &entry->attr, next);
+    if (needed > size - *used) return 0;
+    *used += needed;
+    return 1;
+}
+
 static void floor_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, int plus) {
     char *buffer = malloc(size);
     if (!buffer) {
@@ -123,10 +133,7 @@ static void floor_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
             snprintf(name, sizeof name, "f%lu", position);
             entry_of(first_file_ino + (ino - first_folder_ino) * per_folder + position, &entry);
         }
-        size_t needed = plus ? fuse_add_direntry_plus(req, buffer + used, size - used, name, &entry, position + 1)
-                             : fuse_add_direntry(req, buffer + used, size - used, name, &entry.attr, position + 1);
-        if (needed > size - used) break;
-        used += needed;
+        if (!add_entry(req, buffer, size, &used, name, &entry, position + 1, plus)) break;
     }
     fuse_reply_buf(req, buffer, used);
     free(buffer);
@@ -198,10 +205,7 @@ static void source_list(fuse_req_t req, struct listing *listing, size_t size, of
         entry.attr = listing->statuses[position];
         entry.ino = entry.attr.st_ino;
         const char *name = listing->names[position];
-        size_t needed = plus ? fuse_add_direntry_plus(req, buffer + used, size - used, name, &entry, position + 1)
-                             : fuse_add_direntry(req, buffer + used, size - used, name, &entry.attr, position + 1);
-        if (needed > size - used) break;
-        used += needed;
+        if (!add_entry(req, buffer, size, &used, name, &entry, position + 1, plus)) break;
     }
     fuse_reply_buf(req, buffer, used);
     free(buffer);
