@@ -43,14 +43,8 @@ public final class Describer: ContentDescribing, Sendable {
         var pending: [UInt64: PendingSend] = [:]
         /// Each folder's parent and name when last seen: a folder whose place changed moves the thumbnails below it.
         var folders: [UInt64: String] = [:]
-        /// Placeholders the provider had no description of their version for, with how often it was asked and
-        /// when to ask again: the device that has the content may describe it a moment after this one saw the
-        /// new version.
-        var awaiting: [UInt64: ContinuousClock.Instant] = [:]
-        /// The version each placeholder without a description was asked about (its hash: one entry per placeholder
-        /// seen, a hundred thousand after a `find`, so kept small), and how often (kept after the asks ran out, so
-        /// that a change of anything but the version does not start them over).
-        var asks: [UInt64: (version: UInt64, count: Int)] = [:]
+        /// Placeholders the provider had no description of their version for, and when to ask again.
+        var asks = DescriptionAsks(schedule: Describer.askAgain, limit: Describer.followedPlaceholders)
         var refusalLogged = false
     }
 
@@ -82,6 +76,8 @@ public final class Describer: ContentDescribing, Sendable {
     /// When a placeholder without a description is asked about again, after each ask (then no more: its content
     /// was never on a device that describes, until it changes).
     static let askAgain: [Duration] = [.seconds(1), .seconds(3), .seconds(10), .seconds(30), .seconds(120)]
+    /// The most placeholders asked about again at once (``DescriptionAsks``).
+    static let followedPlaceholders = 10_000
 
     /// A describer for the mount at `mountpoint`, which shows the tree below `viewRoot`; `cache` `nil` keeps no
     /// thumbnail cache (no home folder). `workFolder` holds thumbnailers' inputs and outputs for a moment.
@@ -112,13 +108,13 @@ public final class Describer: ContentDescribing, Sendable {
         wake.signal()
         let task = Task { [self] in
             while !Task.isCancelled {
-                let nextAsk = book.withLock { $0.awaiting.values.min() }
+                let nextAsk = book.withLock { $0.asks.nextDue }
                 let wait = nextAsk.map { min(max($0 - .now, .zero), Self.retryInterval) } ?? Self.retryInterval
                 await wake.wait(upTo: wait)
                 guard !Task.isCancelled else { break }
                 try? await Task.sleep(for: Self.gathering)
                 let now = ContinuousClock.now
-                let retried = book.withLock { book in Set(book.awaiting.filter { $0.value <= now }.keys) }
+                let retried = book.withLock { $0.asks.dueAt(now) }
                 await process(fileSystem.takeDescriptionWork().union(retried))
                 await sendPending()
             }
@@ -164,7 +160,7 @@ public final class Describer: ContentDescribing, Sendable {
     /// Takes care of nodes that were stored or removed.
     func process(_ inos: Set<UInt64>) async {
         // Asked about again below if still without a description.
-        book.withLock { book in for ino in inos { book.awaiting.removeValue(forKey: ino) } }
+        book.withLock { book in for ino in inos { book.asks.asking(ino) } }
         let subjects = fileSystem.descriptionSubjects(inos)
         var placeholders: [PlaceholderToDescribe] = []
         var folderChanged = false
@@ -220,10 +216,7 @@ public final class Describer: ContentDescribing, Sendable {
                         }
                         continue
                     }
-                    book.withLock { book in
-                        book.awaiting.removeValue(forKey: item.ino)
-                        book.asks.removeValue(forKey: item.ino)
-                    }
+                    book.withLock { $0.asks.forget(item.ino) }
                     if fileSystem.recordDescription(description, of: item.ino) { await keepCache(item.ino, description) }
                 }
             }
@@ -240,16 +233,7 @@ public final class Describer: ContentDescribing, Sendable {
 
     /// Schedules the next ask about a placeholder the provider had no description for (a new version starts over).
     private func awaitDescription(of ino: UInt64, version: String) {
-        book.withLock { book in
-            let hash = StableHash.fnv1a(version)
-            let count = book.asks[ino].map { $0.version == hash ? $0.count + 1 : 1 } ?? 1
-            book.asks[ino] = (hash, count)
-            if count <= Self.askAgain.count {
-                book.awaiting[ino] = .now + Self.askAgain[count - 1]
-            } else {
-                book.awaiting.removeValue(forKey: ino)
-            }
-        }
+        _ = book.withLock { $0.asks.noDescription(of: ino, version: version, at: .now) }
     }
 
     /// Describes content that is here, records the description, sends it to the provider and fills the cache.
@@ -430,10 +414,7 @@ public final class Describer: ContentDescribing, Sendable {
     /// Removes the entries this process wrote for a node, and forgets the node's asks when it is `gone`.
     private func clear(_ ino: UInt64, gone: Bool) {
         let previous = book.withLock { book -> Written? in
-            if gone {
-                book.awaiting.removeValue(forKey: ino)
-                book.asks.removeValue(forKey: ino)
-            }
+            if gone { book.asks.forget(ino) }
             return book.written.removeValue(forKey: ino)
         }
         guard let previous else { return }
