@@ -25,48 +25,11 @@ public struct ThumbnailerRun: Sendable {
         guard let inputURI = ThumbnailCache.uri(ofPath: input) else { return nil }
         unlink(output)
         defer { unlink(output) }
-        let command = thumbnailer.arguments(input: input, inputURI: inputURI, output: output, size: size)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--as=\(memoryLimit)", "--cpu=\(cpuSeconds)", "--"] + command
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let status: Int32? = await withCheckedContinuation { continuation in
-            let once = Once(continuation)
-            process.terminationHandler = { ended in once.resume(ended.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                once.resume(nil)
-                return
-            }
-            let deadline = self.deadline
-            Task {
-                try? await Task.sleep(for: deadline)
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            }
-        }
+        let command = ["/usr/bin/prlimit", "--as=\(memoryLimit)", "--cpu=\(cpuSeconds)", "--"]
+            + thumbnailer.arguments(input: input, inputURI: inputURI, output: output, size: size)
+        let status = await ChildProcess.run(command, deadline: deadline)
         guard status == 0, let data = FileManager.default.contents(atPath: output), data.count > 8 else { return nil }
         let png = [UInt8](data)
         return PNGText.chunks(of: png) != nil ? png : nil
-    }
-}
-
-/// Resumes a continuation once, whichever of its callers comes first.
-private final class Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Int32?, Never>?
-
-    init(_ continuation: CheckedContinuation<Int32?, Never>) {
-        self.continuation = continuation
-    }
-
-    func resume(_ value: Int32?) {
-        lock.lock()
-        let pending = continuation
-        continuation = nil
-        lock.unlock()
-        pending?.resume(returning: value)
     }
 }

@@ -80,6 +80,49 @@ final class ThumbnailerTests: XCTestCase {
         XCTAssertNotEqual(kill(pid, 0), 0, "the thumbnailer is gone")
     }
 
+    /// The describer's thumbnailers run while the daemon's other children (the replay helper, through Foundation's
+    /// `Process`) start, and live long. Each run must come back with its child's outcome. Foundation's `Process`
+    /// on Linux learns of a child's end when a socket only that child holds is closed; a long-lived child started
+    /// at the same moment can inherit it (the mechanism of swift-corelibs-foundation issue 4795), and the run never
+    /// came back: `ThumbnailMountTests` timed out 3 times in about 110 runs, a zombie thumbnailer beside the
+    /// replay helper. With the thumbnailer run by Foundation's `Process`, this test failed 2 of 3 runs.
+    func testThumbnailersEndWhileOtherChildrenStartAndEnd() async throws {
+        let valid = try validPNG()
+        let quick = try install("quick", script: "cp \(valid) \"$2\"")
+        // Children that outlive any round's wait, started as fast as they can be (at most 300; every one is
+        // killed at the end).
+        let others = Task.detached { () -> [Process] in
+            var sleepers: [Process] = []
+            while !Task.isCancelled && sleepers.count < 300 {
+                let sleeper = Process()
+                sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+                sleeper.arguments = ["15"]
+                try? sleeper.run()
+                sleepers.append(sleeper)
+            }
+            return sleepers
+        }
+        for round in 0..<100 {
+            let output = root + "/out-\(round).png"
+            let outcome = await withTaskGroup(of: Bool?.self) { group -> Bool? in
+                group.addTask { await ThumbnailerRun().run(quick, input: "/etc/hostname", size: 128, output: output) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(10))
+                    return nil  // the run did not come back
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            XCTAssertEqual(outcome, true, "round \(round): \(outcome == nil ? "the run never came back" : "no thumbnail")")
+            if outcome != true { break }
+        }
+        others.cancel()
+        for sleeper in await others.value where sleeper.processIdentifier > 0 {
+            kill(sleeper.processIdentifier, SIGKILL)
+        }
+    }
+
     func testAThumbnailerThatWantsTooMuchMemoryIsStopped() async throws {
         // Asks for 400 MiB, then writes its image: under a limit of 1 GiB of address space it makes one, under
         // 128 MiB it is stopped before.
