@@ -99,6 +99,12 @@ static void floor_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void floor_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     (void)fi;
+    if (source >= 0 && !is_folder(ino)) {
+        // A file of the source: its attributes came with readdirplus and are kept by the kernel; a walk never
+        // asks again. An error here (rather than made-up attributes) makes a measurement that does fail.
+        fuse_reply_err(req, ENOENT);
+        return;
+    }
     struct stat status;
     int error = describe(ino, &status);
     if (error) fuse_reply_err(req, error);

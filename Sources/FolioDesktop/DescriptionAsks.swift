@@ -8,7 +8,7 @@ import FolioCore
 /// it, and most will never get a description (no device made one); one entry each would cost more than their nodes'
 /// share of the daemon's memory allows. A placeholder met while the book is full is asked about once, when it is met
 /// (and whenever it changes). Placeholders whose asks ran out are kept (so that a change of anything but the version
-/// does not start them over) until room is needed.
+/// does not start them over) until room is needed (``makeRoom()``).
 struct DescriptionAsks: Sendable {
     /// The delays of the asks after the first, in order.
     let schedule: [Duration]
@@ -71,7 +71,8 @@ struct DescriptionAsks: Sendable {
         if let previous = asked.removeValue(forKey: ino), previous.count > schedule.count { finished -= 1 }
     }
 
-    /// Drops the placeholders whose asks ran out, if there are any.
+    /// Drops the placeholders with no ask to come, if any of them ran out of asks: those, and those being asked
+    /// about right now (``asking(_:)``; if still without a description they start their asks over).
     private mutating func makeRoom() {
         guard finished > 0 else { return }
         asked = asked.filter { due[$0.key] != nil }
