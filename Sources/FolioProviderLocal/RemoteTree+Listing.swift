@@ -136,12 +136,16 @@ extension RemoteTree {
         }
         let id: ItemID
         if isAdopted, let stored, kind == .file, attributes?.id == nil, status.linkCount == 1, let previous,
-            previous != stored, indexes[container]?.places[stored] == nil,
+            previous != stored,
+            try indexes[container]?.places[stored] == nil || locateIndexed(stored, in: container) == nil,
             indexes[container]?.places[previous]?.isFile == true, try locateIndexed(previous, in: container) == nil
         {
             // A new inode in the place of a file that is gone, in an adopted folder: the user's own tools saved
             // by writing a new file and renaming it over the old one. The same document, changed: it keeps its id,
-            // kept in the id map (nothing is written on the file).
+            // kept in the id map (nothing is written on the file). Also when the new file was seen first under its
+            // temporary name (listed before the rename): it left that place, and replacing a file with a file keeps
+            // the target's identity, as a rename through the mount does; the temporary name's item departs when
+            // its folder's listing no longer finds it there.
             itemIDs?.record(StoredAttributes(id: previous), for: status)
             id = previous
         } else if let stored, try isOwn(stored, at: parentID, name, in: container) {

@@ -154,6 +154,36 @@ final class AdoptedFolderTests: XCTestCase {
         XCTAssertEqual(allIDs(mnt), ids)
     }
 
+    /// The same save, when the daemon saw the editor's temporary file before it was renamed over the document (a
+    /// race the test above lost once in a CI run, now made certain): replacing a file with a file keeps the
+    /// target's identity, as a rename through the mount does (DESIGN.md §2: an atomic save keeps the item).
+    func testAnAtomicReplaceWhoseTemporaryFileWasSeenFirstIsTheSameDocumentChanged() throws {
+        fillArchive()
+        try fixture.start()
+        let mnt = fixture.mountpoint
+        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n")
+        let inode = Shell.check("stat -c %i '\(mnt)/notes.txt'")
+        let id = id(mnt + "/notes.txt")
+        Shell.check("printf 'second version\\n' > '\(archive)/notes.txt.tmp'")
+        XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: mnt + "/notes.txt.tmp") },
+                      "the temporary file shows first; log:\n\(fixture.log.suffix(2000))")
+        Shell.check("mv '\(archive)/notes.txt.tmp' '\(archive)/notes.txt'")
+        XCTAssertTrue(
+            Shell.waitUntil(timeout: 20) {
+                Shell.run("cat '\(mnt)/notes.txt'").stdout == "second version\n"
+                    && !FileManager.default.fileExists(atPath: mnt + "/notes.txt.tmp")
+            }, "the new version shows, the temporary file is gone; log:\n\(fixture.log.suffix(2000))")
+        XCTAssertEqual(Shell.check("stat -c %i '\(mnt)/notes.txt'"), inode, "the same document (same node)")
+        XCTAssertEqual(self.id(mnt + "/notes.txt"), id, "the same item")
+        XCTAssertNotEqual(state(mnt + "/notes.txt"), "conflicted")
+        XCTAssertEqual(Shell.check("ls -A '\(mnt)' | grep -c notes"), "1\n")
+        // And after a restart (the id map keeps the new file's id).
+        fixture.stop()
+        try fixture.start()
+        XCTAssertEqual(self.id(mnt + "/notes.txt"), id, "the same item after a restart")
+        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "second version\n")
+    }
+
     func testAUsersAtomicReplaceIsTheSameDocumentChanged() throws {
         fillArchive()
         try fixture.start()
