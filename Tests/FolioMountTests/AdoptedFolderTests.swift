@@ -158,12 +158,7 @@ final class AdoptedFolderTests: XCTestCase {
     /// race the test above lost once in a CI run, now made certain): replacing a file with a file keeps the
     /// target's identity, as a rename through the mount does (DESIGN.md §2: an atomic save keeps the item).
     func testAnAtomicReplaceWhoseTemporaryFileWasSeenFirstIsTheSameDocumentChanged() throws {
-        fillArchive()
-        try fixture.start()
-        let mnt = fixture.mountpoint
-        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n")
-        let inode = Shell.check("stat -c %i '\(mnt)/notes.txt'")
-        let id = id(mnt + "/notes.txt")
+        let (mnt, inode, id) = try mountWithFirstDocument()
         Shell.check("printf 'second version\\n' > '\(archive)/notes.txt.tmp'")
         XCTAssertTrue(Shell.waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: mnt + "/notes.txt.tmp") },
                       "the temporary file shows first; log:\n\(fixture.log.suffix(2000))")
@@ -185,12 +180,7 @@ final class AdoptedFolderTests: XCTestCase {
     }
 
     func testAUsersAtomicReplaceIsTheSameDocumentChanged() throws {
-        fillArchive()
-        try fixture.start()
-        let mnt = fixture.mountpoint
-        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n")
-        let inode = Shell.check("stat -c %i '\(mnt)/notes.txt'")
-        let id = id(mnt + "/notes.txt")
+        let (mnt, inode, id) = try mountWithFirstDocument()
         // The user's own editor saves: a new file renamed over the old one (a new inode in the folder).
         Shell.check("printf 'second version\\n' > '\(archive)/.notes.txt.swp' && "
             + "mv '\(archive)/.notes.txt.swp' '\(archive)/notes.txt'")
@@ -294,6 +284,15 @@ final class AdoptedFolderTests: XCTestCase {
     // MARK: Helpers
 
     /// The item id of a path in a mount.
+    /// Mounts the filled archive; the mountpoint, and `notes.txt`'s inode and id there (its first version read).
+    private func mountWithFirstDocument() throws -> (mnt: String, inode: String, id: String) {
+        fillArchive()
+        try fixture.start()
+        let mnt = fixture.mountpoint
+        XCTAssertEqual(Shell.check("cat '\(mnt)/notes.txt'"), "first document\n")
+        return (mnt, Shell.check("stat -c %i '\(mnt)/notes.txt'"), id(mnt + "/notes.txt"))
+    }
+
     private func id(_ path: String) -> String {
         Shell.check("getfattr --only-values -n user.folio.id '\(path)'")
     }
