@@ -1,6 +1,8 @@
 /// The in-memory state of the filesystem core, guarded by the core's lock.
 struct State: Sendable {
     var nodes = NodeTable()
+    /// What of the store is not in memory yet (a state opened on its working set).
+    var stored = StoredNodes()
     var children: [UInt64: [String: UInt64]] = [:] {
         didSet { childrenVersion &+= 1 }  // no `oldValue`: the dictionary is still changed in place
     }
@@ -105,6 +107,7 @@ struct State: Sendable {
         }
         if node.kind == .directory {
             children[ino] = nil
+            stored.forget(ino)
         }
     }
 

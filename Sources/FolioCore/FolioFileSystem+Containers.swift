@@ -4,6 +4,7 @@ extension FolioFileSystem {
     /// their size, and how much of it is on this machine.
     public func containerStatistics() -> [ContainerID: ContainerStatistics] {
         state.withLock { state in
+            try? loadAllStored(state: &state)  // (a store that cannot be read: what memory has is counted)
             var statistics: [ContainerID: ContainerStatistics] = [:]
             for node in state.nodes.values where !node.itemID.isContainerRoot && !node.kind.isLocalOnly {
                 var entry = statistics[node.container, default: ContainerStatistics()]

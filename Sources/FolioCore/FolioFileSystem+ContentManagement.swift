@@ -35,7 +35,7 @@ extension FolioFileSystem {
         let changed = try state.withLock { state throws(FolioError) -> Int in
             guard state.nodes[ino] != nil else { throw .notFound("inode \(ino)") }
             var changed = 0
-            for next in subtree(of: ino, state: state) {
+            for next in try subtree(of: ino, state: &state) {
                 guard var node = state.nodes[next], node.pinned != pinned else { continue }
                 node.pinned = pinned
                 state.nodes[next] = node
@@ -58,7 +58,7 @@ extension FolioFileSystem {
             guard let root = state.nodes[ino] else { throw .notFound("inode \(ino)") }
             var report = EvictionReport()
             var evicted: [UInt64] = []
-            for next in subtree(of: ino, state: state) {
+            for next in try subtree(of: ino, state: &state) {
                 guard let node = state.nodes[next], node.kind == .file else { continue }
                 if node.state == .placeholder {
                     // A partial file's bytes go with it (those of a download still read go when its reads end).
@@ -121,7 +121,7 @@ extension FolioFileSystem {
     public func placeholders(under ino: UInt64) throws(FolioError) -> [UInt64] {
         try state.withLock { state throws(FolioError) in
             guard state.nodes[ino] != nil else { throw .notFound("inode \(ino)") }
-            return subtree(of: ino, state: state).filter { next in
+            return try subtree(of: ino, state: &state).filter { next in
                 guard let node = state.nodes[next] else { return false }
                 return node.kind == .file && !node.state.hasLocalContent
             }
@@ -131,7 +131,8 @@ extension FolioFileSystem {
     /// Bytes of content kept locally (every committed version an item points to, and the bytes of partial files).
     public func cachedBytes() -> Int64 {
         state.withLock { state in
-            state.nodes.values.reduce(0) { $0 + $1.cachedContentSize }
+            try? loadAllStored(state: &state)  // (a store that cannot be read: what memory has is counted)
+            return state.nodes.values.reduce(0) { $0 + $1.cachedContentSize }
                 + state.partials.values.reduce(0) { $0 + $1.present }
         }
     }
@@ -143,6 +144,7 @@ extension FolioFileSystem {
     public func enforceCacheLimit(_ limit: Int64) -> EvictionReport {
         var dropped: [PartialContent] = []
         let (report, evicted) = state.withLock { state -> (EvictionReport, [UInt64]) in
+            try? loadAllStored(state: &state)
             var total = state.nodes.values.reduce(Int64(0)) { $0 + $1.cachedContentSize }
                 + state.partials.values.reduce(Int64(0)) { $0 + $1.present }
             var report = EvictionReport()
@@ -219,11 +221,12 @@ extension FolioFileSystem {
     }
 
     /// `ino` and every node below it.
-    func subtree(of ino: UInt64, state: borrowing State) -> [UInt64] {
+    func subtree(of ino: UInt64, state: inout State) throws(FolioError) -> [UInt64] {
         var result: [UInt64] = []
         var stack = [ino]
         while let next = stack.popLast() {
             result.append(next)
+            if state.nodes[next]?.kind == .directory { try loadStoredChildren(of: next, state: &state) }
             if let children = state.children[next] { stack.append(contentsOf: children.values) }
         }
         return result

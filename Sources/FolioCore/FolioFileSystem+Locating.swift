@@ -2,7 +2,10 @@
 extension FolioFileSystem {
     /// The inode of the item with id `item`, or `nil` if this state knows no such item (deleted, or never seen).
     public func ino(of item: ItemID) -> UInt64? {
-        state.withLock { $0.byItemID[item] }
+        state.withLock { state in
+            try? loadStoredItems([item], state: &state)  // (a store that cannot be read: what memory knows)
+            return state.byItemID[item]
+        }
     }
 
     /// Every path relative to the root of `view` at which the item `item` can be opened: its own place when that
@@ -11,6 +14,7 @@ extension FolioFileSystem {
     public func locations(of item: ItemID, in view: NamespaceView) throws(FolioError) -> [String] {
         let root = try rootIno(of: view)
         return state.withLock { state in
+            try? loadStoredItems([item], state: &state)
             guard let ino = state.byItemID[item] else { return [] }
             var found: [String] = []
             if let own = state.path(of: ino, below: root) { found.append(own) }
@@ -39,7 +43,9 @@ extension FolioFileSystem {
     /// place), or `nil`.
     public func item(named name: String, inFolder folder: ItemID) -> ItemID? {
         state.withLock { state in
-            guard let parent = state.byItemID[folder], let ino = state.entry(parent, name),
+            guard let parent = state.byItemID[folder] else { return nil }
+            try? loadStoredChildren(of: parent, state: &state)
+            guard let ino = state.entry(parent, name),
                   let node = state.nodes[ino] else { return nil }
             return node.itemID
         }

@@ -60,6 +60,7 @@ extension FolioFileSystem {
                 try configuration.namePolicy.checkLength(name)
                 return try virtualLookup(parent: parent, name: name, state: &state)
             }
+            try loadStoredChildren(of: parent, state: &state)
             guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
             guard directory.kind == .directory else { throw .notDirectory(directory.name) }
             guard let ino = state.entry(parent, name), let node = state.nodes[ino] else {
@@ -118,6 +119,7 @@ extension FolioFileSystem {
                     continue
                 }
                 trail.append(current)
+                try loadStoredChildren(of: current, state: &state)
                 guard let next = state.entry(current, String(component)) else {
                     throw .notFound(path)
                 }
@@ -142,6 +144,7 @@ extension FolioFileSystem {
         state: inout State, configure: (inout Node) throws(FolioError) -> Void = { _ in }
     ) throws(FolioError) -> Node {
         try refuseVirtual(parent)
+        try loadStoredChildren(of: parent, state: &state)
         guard let directory = state.nodes[parent] else { throw .notFound("folder \(parent)") }
         guard directory.kind == .directory else { throw .notDirectory(directory.name) }
         if state.isTaken(parent, name) { throw .exists(name) }
@@ -247,6 +250,7 @@ extension FolioFileSystem {
         defer { announce([.entry(parent, name), .inode(parent)]) }
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
+            try loadStoredChildren(of: parent, state: &state)
             if state.reference(parent, name) != nil {
                 try removeReference(at: .init(parent: parent, name: name), state: &state)
                 return
@@ -266,6 +270,7 @@ extension FolioFileSystem {
         defer { announce([.entry(parent, name), .inode(parent)]) }
         try state.withLock { state throws(FolioError) in
             try refuseVirtual(parent)
+            try loadStoredChildren(of: parent, state: &state)
             guard let ino = state.child(parent, name), let node = state.nodes[ino] else {
                 if let folder = virtualRootEntry(name, in: parent, state: &state) {
                     try refuseVirtual(folder)
@@ -273,6 +278,7 @@ extension FolioFileSystem {
                 throw missing(name)
             }
             guard node.kind == .directory else { throw .notDirectory(name) }
+            try loadStoredChildren(of: ino, state: &state)
             guard node.parent != 0, !node.itemID.isContainerRoot else {
                 throw .notPermitted("\(name) is a container; containers are not removed from the mount")
             }
@@ -386,6 +392,7 @@ extension FolioFileSystem {
         // name now leads to another inode).
         var savedInPlace: (parent: UInt64, name: String)?
         try state.withLock { state throws(FolioError) in
+            try loadStoredChildren(of: [parent, newParent], state: &state)
             if state.reference(parent, name) != nil {
                 try moveReference(
                     from: .init(parent: parent, name: name), to: .init(parent: newParent, name: newName), flags: flags,
@@ -443,6 +450,7 @@ extension FolioFileSystem {
                 replaced = true
                 if target.kind == .directory {
                     guard source.kind == .directory else { throw .isDirectory(newName) }
+                    try loadStoredChildren(of: targetIno, state: &state)
                     guard state.isEmptyFolder(targetIno) else { throw .notEmpty(newName) }
                 } else if source.kind == .directory {
                     throw .notDirectory(newName)
@@ -539,7 +547,7 @@ extension FolioFileSystem {
     private func moveSubtree(
         _ ino: UInt64, to container: ContainerID, batch: inout StoreBatch, state: inout State
     ) throws(FolioError) {
-        for next in subtree(of: ino, state: state) where next != ino {
+        for next in try subtree(of: ino, state: &state) where next != ino {
             guard var node = state.nodes[next] else { continue }
             node.container = container
             state.nodes[next] = node
@@ -564,6 +572,7 @@ extension FolioFileSystem {
                 state.directoryListings[handle] = entries
                 return handle
             }
+            try loadStoredChildren(of: ino, state: &state)
             guard let node = state.node(ino) else { throw .notFound("inode \(ino)") }
             guard node.kind == .directory else { throw .notDirectory(node.name) }
             let parent = node.parent == 0 ? ino : node.parent

@@ -174,9 +174,15 @@ extension FolioFileSystem {
             }
         }
         var kept: Set<String> = []
-        for name in cache.allFiles() where name.hasSuffix(PartialContentRecord.suffix) {
-            guard let record = cache.readPartialRecord(named: name),
-                  let ino = state.byItemID[record.itemID], let node = state.nodes[ino],
+        let records = cache.allFiles().filter { $0.hasSuffix(PartialContentRecord.suffix) }.compactMap { name in
+            cache.readPartialRecord(named: name).map { (name, $0) }
+        }
+        // (A placeholder not read yet is read with its folder: its kept bytes resume its download.)
+        if (try? loadStoredItems(records.map(\.1.itemID), state: &state)) == nil {
+            logger.warning("cannot read the placeholders of interrupted downloads from the store")
+        }
+        for (name, record) in records {
+            guard let ino = state.byItemID[record.itemID], let node = state.nodes[ino],
                   node.container == record.container, node.remoteVersion == record.version,
                   node.size == record.size, !node.state.hasLocalContent
             else { continue }

@@ -11,6 +11,7 @@ extension FolioFileSystem {
         of container: Container, items: [RemoteItem], epoch: UInt64? = nil
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
+            try loadAllStored(state: &state)  // (what the enumeration does not name is gone: all of it is looked at)
             let rootIno = try containerRoot(container, batch: &batch, state: &state)
             return mergeRemote(items, container: container.id, rootIno: rootIno, scope: .container, batch: &batch,
                                state: &state)
@@ -28,6 +29,8 @@ extension FolioFileSystem {
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
             guard var node = state.nodes[folder], node.kind == .directory else { return MergeOutcome() }
+            try loadStoredChildren(of: folder, state: &state)
+            try loadStoredItems(items.map(\.id), state: &state)
             let container = node.remoteContainer ?? node.container
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
@@ -90,6 +93,12 @@ extension FolioFileSystem {
     ) throws(FolioError) -> Bool {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
             batch.anchors[container] = changes.anchor
+            if changes.isFullEnumeration {
+                try loadAllStored(state: &state)
+            } else {
+                try loadStoredItems(changes.updated.map(\.id) + changes.deleted, state: &state)
+                try loadStoredFolders(of: changes.updated, in: container, state: &state)
+            }
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             let scope: MergeScope = changes.isFullEnumeration ? .listedFolders : .changes(deleted: changes.deleted)
@@ -122,12 +131,24 @@ extension FolioFileSystem {
         try merge(epoch: epoch) { state, batch throws(FolioError) -> MergeOutcome? in
             // (The merge may ask for it again: a name still taken, a save still undecided.)
             state.sync.takingAgain(id)
+            try loadStoredItems([id], state: &state)
+            if let item { try loadStoredFolders(of: [item], in: container, state: &state) }
             guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
             else { return MergeOutcome() }
             return mergeRemote(
                 item.map { [$0] } ?? [], container: container, rootIno: rootIno,
                 scope: .changes(deleted: item == nil ? [id] : []), batch: &batch, state: &state)
         }
+    }
+
+    /// Reads the stored children of the folders `items` are in (an item may take the name of one not read yet).
+    private func loadStoredFolders(
+        of items: [RemoteItem], in container: ContainerID, state: inout State
+    ) throws(FolioError) {
+        guard !state.stored.isComplete else { return }
+        let root = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+        let folders = Set(items.compactMap { item in item.parentID.map { state.byItemID[$0] } ?? root })
+        try loadStoredChildren(of: folders, state: &state)
     }
 
     /// Runs a merge under the lock (unless `epoch` is stale), writes its batch, and sends what it invalidated

@@ -616,6 +616,7 @@ extension FolioFileSystem {
     /// Counts for `folio status`.
     public func status() -> FileSystemStatus {
         state.withLock { state in
+            try? loadAllStored(state: &state)  // (counts of every item; a store that cannot be read: of memory's)
             var failures: [String] = []
             for ino in state.nodes.failed.prefix(20) {
                 guard let node = state.nodes[ino], case .failed(let reason) = node.state else { continue }

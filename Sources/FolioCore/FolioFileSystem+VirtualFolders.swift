@@ -46,6 +46,11 @@ extension FolioFileSystem {
     /// The entries of a virtual folder, computed now.
     func virtualListing(_ ino: UInt64, state: inout State) throws(FolioError) -> [ListedEntry] {
         guard let folder = state.virtual.folders[ino] else { throw .notFound("inode \(ino)") }
+        // (What was opened or is tagged may be in folders not read from the store yet.)
+        switch folder {
+        case .recents, .appRecents: try loadStoredItems(state.virtual.lastUse.keys, state: &state)
+        case .tags, .tag: try loadAllStored(state: &state)
+        }
         switch folder {
         case .recents:
             let used = state.virtual.lastUse.sorted { $0.value > $1.value }.compactMap { state.byItemID[$0.key] }

@@ -75,6 +75,10 @@ public struct FileSystemConfiguration: Sendable {
     /// Called just before each transaction of the metadata store (`true`: a durable one), outside the state lock
     /// unless the change is written through (tests hold a commit's transaction there).
     public var beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)?
+    /// Whether the state is opened on its working set (``MetadataStore/loadWorkingSet()``) and reads the rest of
+    /// the store folder by folder when needed (``StoredNodes``), so a mount of a big state answers at once;
+    /// `false` reads every node before the filesystem is made.
+    public var loadsOnDemand: Bool
 
     /// Creates a configuration; `saveClock` `nil` is the system's monotonic clock.
     public init(
@@ -82,8 +86,10 @@ public struct FileSystemConfiguration: Sendable {
         namePolicy: NamePolicy = NamePolicy(), groupWriteDelay: Duration = .milliseconds(20),
         saveWindow: Duration = .seconds(3), saveClock: (@Sendable () -> UInt64)? = nil,
         beforeContentWrite: (@Sendable () -> Void)? = nil,
-        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil, indexers: Set<String> = []
+        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil, indexers: Set<String> = [],
+        loadsOnDemand: Bool = false
     ) {
+        self.loadsOnDemand = loadsOnDemand
         self.indexers = indexers
         self.beforeContentWrite = beforeContentWrite
         self.beforeStoreWrite = beforeStoreWrite
@@ -139,7 +145,8 @@ public final class FolioFileSystem: Sendable {
         var nextInvalidatorID = 1
     }
 
-    /// Opens the filesystem over a store and a content cache, loading every node into memory.
+    /// Opens the filesystem over a store and a content cache, loading every node into memory (the working set
+    /// only, with ``FileSystemConfiguration/loadsOnDemand``: see ``StoredNodes``).
     public init(
         store: any MetadataStore, cache: ContentCache, configuration: FileSystemConfiguration = .init(),
         logger: Logger
@@ -149,14 +156,13 @@ public final class FolioFileSystem: Sendable {
         self.cache = cache
         self.configuration = configuration
         self.logger = logger
-        let snapshot = try store.load()
+        let snapshot = configuration.loadsOnDemand ? try store.loadWorkingSet() : try store.load()
         var state = State()
         state.saves = SaveTracker(window: configuration.saveWindow)
-        for node in snapshot.nodes {
-            state.insert(node)
-            if node.kind == .directory, node.childrenListed, !node.needsCreate {
-                state.unconfirmedListings.insert(node.ino)
-            }
+        for node in snapshot.nodes { state.adoptStored(node) }
+        if snapshot.isWorkingSet {
+            state.nextIno = max(state.nextIno, snapshot.largestIno + 1)
+            state.stored = StoredNodes(workingSet: snapshot.nodes, firstNewIno: state.nextIno)
         }
         for tombstone in snapshot.tombstones {
             state.tombstones[tombstone.itemID] = tombstone
@@ -175,20 +181,8 @@ public final class FolioFileSystem: Sendable {
         }
         if let recents = snapshot.values[VirtualFolderState.storeKey] { state.virtual.decodeLastUse(recents) }
         for conflict in snapshot.conflicts { state.conflicts[conflict.itemID, default: []].append(conflict) }
-        for node in snapshot.nodes where node.state == .conflicted { _ = state.sync.conflictFound(node.itemID) }
-        // An upload the daemon was doing when it died may have landed, and the outcome of one that ended is
-        // written with the group write after it: unknown either way (which item was in flight is not stored, so
-        // every item with a local version or metadata change waiting is treated so, until uploaded; so is every
-        // item still to be created).
-        for node in snapshot.nodes {
-            switch node.state {
-            case .dirty, .uploading: if node.remoteVersion != nil { state.sync.uploadMayHaveLanded(node.itemID) }
-            default: break
-            }
-            if node.needsCreate || (node.metadataDirty && node.remoteVersion != nil) {
-                state.sync.uploadMayHaveLanded(node.itemID)
-            }
-        }
+        // The documents references open are known at once (their names show in the folders that hold them).
+        try Self.loadStoredItems(snapshot.references.map(\.target), state: &state, store: store)
         for reference in snapshot.references
         where state.nodes[reference.parent] != nil && state.byItemID[reference.target] != nil {
             state.insertReference(reference)
@@ -245,10 +239,17 @@ public final class FolioFileSystem: Sendable {
     /// Deletes version files no node refers to (left behind by a crash), except interrupted ranged downloads that
     /// can resume (``resumableDownloadFiles(state:)``).
     private func collectGarbage() {
-        let referenced = state.withLock { state in
-            Set(state.nodes.values.compactMap(\.contentFile) + state.conflicts.values.flatMap { $0.map(\.contentFile) })
-                .union(resumableDownloadFiles(state: &state))
+        let referenced = state.withLock { state -> Set<String>? in
+            var files = Set(state.nodes.values.compactMap(\.contentFile)
+                + state.conflicts.values.flatMap { $0.map(\.contentFile) })
+            if !state.stored.isComplete {
+                // (Nodes not read yet refer to theirs in the store; if it cannot say, nothing is collected.)
+                guard let stored = try? store.contentFiles() else { return nil }
+                files.formUnion(stored)
+            }
+            return files.union(resumableDownloadFiles(state: &state))
         }
+        guard let referenced else { return }
         for name in cache.allFiles() where !referenced.contains(name) && name != ContentCache.emptyVersion {
             cache.remove(name)
         }

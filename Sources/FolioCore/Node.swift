@@ -119,6 +119,19 @@ public struct Node: Hashable, Sendable, Codable {
         contentFile == nil || contentFile == ContentCache.emptyVersion ? 0 : size
     }
 
+    /// Whether the node is in the working set a mount reads before it answers
+    /// (``MetadataStore/loadWorkingSet()``): a folder, or a node with something in progress or waiting (a state
+    /// other than a placeholder or a download at rest, a metadata change, a pin, or no remote version yet). The
+    /// other nodes are plain files at rest, read with their folder when it is first needed. `SQLiteMetadataStore`
+    /// keeps an index of the same condition (`StoreSchema.workingSetCondition`): change both together.
+    public var isWorkingSet: Bool {
+        if kind == .directory || metadataDirty || timeDirty || pinned || remoteVersion == nil { return true }
+        switch state {
+        case .placeholder, .materialized: return false
+        default: return true
+        }
+    }
+
     /// Whether this is a folder whose children have to be listed from the provider before they are known.
     public var needsListing: Bool { kind == .directory && !childrenListed && !kind.isLocalOnly }
 

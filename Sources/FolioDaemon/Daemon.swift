@@ -64,6 +64,9 @@ public final class Daemon: @unchecked Sendable {
         services.control.stop()
         detachAllViews()
         services.poller.cancel()
+        services.storeReader.cancel()
+        let storeReader = services.storeReader
+        blockOn { await storeReader.value }
         services.uploader.stop()
         services.keeper.stop()
         services.describer.stop()
@@ -84,6 +87,8 @@ public final class Daemon: @unchecked Sendable {
         var describer: Describer
         var remote: OpenedRemote
         var poller: Task<Void, Never>
+        /// Reads the rest of the store after the working set (``readStoreInBackground(_:then:)``).
+        var storeReader: Task<Void, Never>
         var recentFiles: RecentFiles?
         var control: ControlServer
         var lock: StateLock
@@ -123,7 +128,7 @@ public final class Daemon: @unchecked Sendable {
             configuration: FileSystemConfiguration(
                 writeWaitTimeout: configuration.writeWaitTimeout, defaultUID: getuid(), defaultGID: getgid(),
                 groupWriteDelay: configuration.groupWriteDelay, saveWindow: configuration.saveWindow,
-                indexers: configuration.indexers),
+                indexers: configuration.indexers, loadsOnDemand: true),
             logger: logger)
         let remote = try openRemote(recorded: fileSystem.recordedRemoteID)
         do throws(FolioError) {
@@ -214,14 +219,39 @@ public final class Daemon: @unchecked Sendable {
         let retried = fileSystem.retryFailedUploads()
         if retried > 0 { logger.notice("retrying \(retried) uploads that failed before") }
         uploader.start()
-        keeper.start()
+        let storeReader = readStoreInBackground(fileSystem, then: keeper)
         describer.start()
         recentFiles?.start()
         let pollTask = Task { await poller.run() }
         return Services(
             fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, describer: describer, remote: remote,
-            poller: pollTask, recentFiles: recentFiles,
+            poller: pollTask, storeReader: storeReader, recentFiles: recentFiles,
             control: control, lock: lock)
+    }
+
+    /// Reads what the store holds beyond the working set, a few folders at a time, while the mount answers (the
+    /// mount reads a folder itself when it needs it first); then starts the content keeper, which counts the
+    /// bytes of every item. A store that cannot be read now is tried again, less and less often.
+    private func readStoreInBackground(
+        _ fileSystem: FolioFileSystem, then keeper: ContentKeeper
+    ) -> Task<Void, Never> {
+        Task.detached { [logger] in
+            var pause = Duration.milliseconds(100)
+            while !Task.isCancelled {
+                do {
+                    if try fileSystem.loadStoredFolders(count: 8) { break }
+                    pause = .milliseconds(100)
+                    await Task.yield()
+                } catch {
+                    logger.warning("cannot read folders from the store now (trying again): \(error)")
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(10))
+                }
+            }
+            if Task.isCancelled { return }
+            logger.debug("every stored item is in memory")
+            keeper.start()
+        }
     }
 
     /// Opens the remote: a folder (``openFolder(_:recorded:)``) or a WebDAV server (``openServer(_:recorded:)``).

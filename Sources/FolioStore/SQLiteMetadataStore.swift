@@ -93,50 +93,123 @@ public final class SQLiteMetadataStore: MetadataStore {
             try db.inTransaction(.deferred) {
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM node") ?? 0
                 snapshot.nodes.reserveCapacity(count)
-                let nodes = try StoreStatement(db, StoreSchema.selectNodes)
-                defer { nodes.reset() }
-                while try nodes.next() {
-                    snapshot.nodes.append(try Node(storeRow: nodes))
-                }
-                let tombstones = try StoreStatement(db, StoreSchema.selectTombstones)
-                defer { tombstones.reset() }
-                while try tombstones.next() {
-                    snapshot.tombstones.append(try Tombstone(storeRow: tombstones))
-                }
-                let values = try StoreStatement(db, StoreSchema.selectValues)
-                defer { values.reset() }
-                while try values.next() {
-                    snapshot.values[try values.text(0, "a value", "key")] = try values.text(1, "a value", "value")
-                }
-                let conflicts = try StoreStatement(db, StoreSchema.selectConflicts)
-                defer { conflicts.reset() }
-                while try conflicts.next() {
-                    snapshot.conflicts.append(ConflictVersion(
-                        itemID: ItemID(try conflicts.text(0, "a conflict version", "item_id")),
-                        remoteVersion: try conflicts.text(1, "a conflict version", "remote_version"),
-                        size: try conflicts.integer(2, "a conflict version", "size"),
-                        modificationTime: Timestamp(
-                            seconds: try conflicts.integer(3, "a conflict version", "mtime_s"),
-                            nanoseconds: try conflicts.integer(4, "a conflict version", "mtime_ns")),
-                        contentFile: try conflicts.text(5, "a conflict version", "content_file")))
-                }
-                let anchors = try StoreStatement(db, StoreSchema.selectAnchors)
-                defer { anchors.reset() }
-                while try anchors.next() {
-                    let container = ContainerID(try anchors.text(0, "an anchor", "container"))
-                    snapshot.anchors[container] = SyncAnchor(try anchors.text(1, "an anchor", "anchor"))
-                }
-                let references = try StoreStatement(db, StoreSchema.selectReferences)
-                defer { references.reset() }
-                while try references.next() {
-                    snapshot.references.append(ExternalReference(
-                        parent: UInt64(bitPattern: try references.integer(0, "a reference", "parent")),
-                        name: try references.text(1, "a reference", "name"),
-                        target: ItemID(try references.text(2, "a reference", "target"))))
-                }
+                try Self.readNodes(db, StoreSchema.selectNodes, into: &snapshot.nodes)
+                try Self.readEverythingButNodes(db, into: &snapshot)
+                return .commit
+            }
+            snapshot.largestIno = snapshot.nodes.lazy.map(\.ino).max() ?? 0
+            return snapshot
+        }
+    }
+
+    /// Reads the working set (every folder and every node that is not a plain file at rest, through the
+    /// `node_working_set` index) and everything but nodes, in one read transaction.
+    public func loadWorkingSet() throws(FolioError) -> StoreSnapshot {
+        try access("cannot load") { db in
+            var snapshot = StoreSnapshot()
+            snapshot.isWorkingSet = true
+            try db.inTransaction(.deferred) {
+                try Self.readNodes(db, StoreSchema.selectWorkingSet, into: &snapshot.nodes)
+                try Self.readEverythingButNodes(db, into: &snapshot)
+                let largest = try StoreStatement(db, StoreSchema.selectLargestIno)
+                defer { largest.reset() }
+                if try largest.next() { snapshot.largestIno = UInt64(bitPattern: largest.optionalInteger(0) ?? 0) }
                 return .commit
             }
             return snapshot
+        }
+    }
+
+    /// Every stored node whose parent is `folder` (through the `(parent, name)` index).
+    public func loadChildren(of folder: UInt64) throws(FolioError) -> [Node] {
+        try access("cannot read the folder \(folder) of") { db in
+            let statement = try StoreStatement(db, StoreSchema.selectChildren)
+            defer { statement.reset() }
+            statement.bind(1, Int64(bitPattern: folder))
+            var nodes: [Node] = []
+            while try statement.next() {
+                nodes.append(try Node(storeRow: statement))
+            }
+            return nodes
+        }
+    }
+
+    /// The parent inode of every stored node with one of `items`' ids (through the item id index).
+    public func folders(holding items: [ItemID]) throws(FolioError) -> Set<UInt64> {
+        if items.isEmpty { return [] }
+        return try access("cannot find items in") { db in
+            let statement = try StoreStatement(db, StoreSchema.selectParentOfItem)
+            defer { statement.reset() }
+            var folders: Set<UInt64> = []
+            for item in items {
+                statement.bind(1, item.rawValue)
+                while try statement.next() {
+                    if let parent = statement.optionalInteger(0) { folders.insert(UInt64(bitPattern: parent)) }
+                }
+            }
+            return folders
+        }
+    }
+
+    /// Every version file a stored node refers to (through the `node_content_file` index).
+    public func contentFiles() throws(FolioError) -> Set<String> {
+        try access("cannot read the version files of") { db in
+            let statement = try StoreStatement(db, StoreSchema.selectContentFiles)
+            defer { statement.reset() }
+            var files: Set<String> = []
+            while try statement.next() {
+                if let file = statement.optionalText(0) { files.insert(file) }
+            }
+            return files
+        }
+    }
+
+    /// Appends the nodes `sql` selects (in ``StoreSchema/nodeColumns`` order) to `nodes`.
+    private static func readNodes(_ db: Database, _ sql: String, into nodes: inout [Node]) throws {
+        let statement = try StoreStatement(db, sql)
+        defer { statement.reset() }
+        while try statement.next() {
+            nodes.append(try Node(storeRow: statement))
+        }
+    }
+
+    /// Reads tombstones, values, conflict versions, anchors and references into `snapshot`.
+    private static func readEverythingButNodes(_ db: Database, into snapshot: inout StoreSnapshot) throws {
+        let tombstones = try StoreStatement(db, StoreSchema.selectTombstones)
+        defer { tombstones.reset() }
+        while try tombstones.next() {
+            snapshot.tombstones.append(try Tombstone(storeRow: tombstones))
+        }
+        let values = try StoreStatement(db, StoreSchema.selectValues)
+        defer { values.reset() }
+        while try values.next() {
+            snapshot.values[try values.text(0, "a value", "key")] = try values.text(1, "a value", "value")
+        }
+        let conflicts = try StoreStatement(db, StoreSchema.selectConflicts)
+        defer { conflicts.reset() }
+        while try conflicts.next() {
+            snapshot.conflicts.append(ConflictVersion(
+                itemID: ItemID(try conflicts.text(0, "a conflict version", "item_id")),
+                remoteVersion: try conflicts.text(1, "a conflict version", "remote_version"),
+                size: try conflicts.integer(2, "a conflict version", "size"),
+                modificationTime: Timestamp(
+                    seconds: try conflicts.integer(3, "a conflict version", "mtime_s"),
+                    nanoseconds: try conflicts.integer(4, "a conflict version", "mtime_ns")),
+                contentFile: try conflicts.text(5, "a conflict version", "content_file")))
+        }
+        let anchors = try StoreStatement(db, StoreSchema.selectAnchors)
+        defer { anchors.reset() }
+        while try anchors.next() {
+            let container = ContainerID(try anchors.text(0, "an anchor", "container"))
+            snapshot.anchors[container] = SyncAnchor(try anchors.text(1, "an anchor", "anchor"))
+        }
+        let references = try StoreStatement(db, StoreSchema.selectReferences)
+        defer { references.reset() }
+        while try references.next() {
+            snapshot.references.append(ExternalReference(
+                parent: UInt64(bitPattern: try references.integer(0, "a reference", "parent")),
+                name: try references.text(1, "a reference", "name"),
+                target: ItemID(try references.text(2, "a reference", "target"))))
         }
     }
 
@@ -188,10 +261,13 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
         if !batch.deletes.isEmpty {
             let statement = try StoreStatement(db, StoreSchema.deleteNode)
+            let children = try StoreStatement(db, StoreSchema.deleteChildren)
             for ino in batch.deletes {
                 statement.bind(1, Int64(bitPattern: ino))
+                children.bind(1, Int64(bitPattern: ino))
                 do {
                     try statement.execute()
+                    try children.execute()
                 } catch {
                     throw FolioError.store(error, "cannot delete node \(ino) from \(path)")
                 }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version`. A file with a larger version was
     /// written by a newer Folio and is refused.
-    static let version: Int = 5
+    static let version: Int = 6
 
     /// The migrations, in order. Add new ones at the end; never edit a shipped one.
     static func makeMigrator() -> DatabaseMigrator {
@@ -103,8 +103,24 @@ enum StoreSchema {
                 PRAGMA user_version = 5;
                 """)
         }
+        // A mount reads only the working set before it answers, the rest folder by folder (indexed by parent
+        // already): an index of the working set, and one of the version files for garbage collection.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: """
+                CREATE INDEX node_working_set ON node (ino) WHERE \(workingSetCondition);
+                CREATE INDEX node_content_file ON node (content_file) WHERE content_file IS NOT NULL;
+                PRAGMA user_version = 6;
+                """)
+        }
         return migrator
     }
+
+    /// ``Node/isWorkingSet`` in SQL (the `node_working_set` index's condition, and its query's: the same text,
+    /// so SQLite uses the index).
+    static let workingSetCondition = """
+        kind = 'directory' OR metadata_dirty <> 0 OR pinned <> 0 OR remote_version IS NULL \
+        OR state NOT IN ('placeholder', 'materialized')
+        """
 
     /// The columns of `node` in the order ``Node`` binds and decodes them.
     static let nodeColumns = """
@@ -120,8 +136,26 @@ enum StoreSchema {
     /// Deletes one node by inode number.
     static let deleteNode = "DELETE FROM node WHERE ino = ?"
 
+    /// Deletes the nodes in one folder (through the `(parent, name)` index).
+    static let deleteChildren = "DELETE FROM node WHERE parent = ?"
+
     /// Reads every node.
     static let selectNodes = "SELECT \(nodeColumns) FROM node"
+
+    /// Reads the nodes of the working set (through its index).
+    static let selectWorkingSet = "SELECT \(nodeColumns) FROM node INDEXED BY node_working_set WHERE \(workingSetCondition)"
+
+    /// Reads the nodes of one folder.
+    static let selectChildren = "SELECT \(nodeColumns) FROM node WHERE parent = ?"
+
+    /// The parent of the node with one item id.
+    static let selectParentOfItem = "SELECT parent FROM node WHERE item_id = ?"
+
+    /// The largest inode number stored.
+    static let selectLargestIno = "SELECT max(ino) FROM node"
+
+    /// Every version file nodes refer to (through its index).
+    static let selectContentFiles = "SELECT content_file FROM node WHERE content_file IS NOT NULL"
 
     /// Inserts or replaces one tombstone.
     static let upsertTombstone =

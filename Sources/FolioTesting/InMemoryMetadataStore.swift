@@ -15,7 +15,17 @@ public final class InMemoryMetadataStore: MetadataStore {
     }
 
     public func load() throws(FolioError) -> StoreSnapshot {
-        contents.withLock { $0 }
+        var snapshot = contents.withLock { $0 }
+        snapshot.largestIno = snapshot.nodes.lazy.map(\.ino).max() ?? 0
+        return snapshot
+    }
+
+    /// The working set (``Node/isWorkingSet``), as `SQLiteMetadataStore` reads it.
+    public func loadWorkingSet() throws(FolioError) -> StoreSnapshot {
+        var snapshot = try load()
+        snapshot.nodes.removeAll { !$0.isWorkingSet }
+        snapshot.isWorkingSet = true
+        return snapshot
     }
 
     public func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError) {
@@ -24,6 +34,8 @@ public final class InMemoryMetadataStore: MetadataStore {
             var nodes = Dictionary(uniqueKeysWithValues: snapshot.nodes.map { ($0.ino, $0) })
             for node in batch.upserts { nodes[node.ino] = node }
             for ino in batch.deletes { nodes[ino] = nil }
+            let removedFolders = Set(batch.deletes)
+            nodes = nodes.filter { !removedFolders.contains($0.value.parent) }
             var tombstones = Dictionary(uniqueKeysWithValues: snapshot.tombstones.map { ($0.itemID, $0) })
             for tombstone in batch.tombstoneUpserts { tombstones[tombstone.itemID] = tombstone }
             for id in batch.tombstoneDeletes { tombstones[id] = nil }

@@ -19,14 +19,14 @@ final class CoreHarness {
         writeWait: Duration = .milliseconds(200), groupWriteDelay: Duration = .milliseconds(20),
         saveWindow: Duration = .seconds(3), clock: ManualClock? = nil,
         beforeContentWrite: (@Sendable () -> Void)? = nil,
-        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil
+        beforeStoreWrite: (@Sendable (_ durable: Bool) -> Void)? = nil, loadsOnDemand: Bool = false
     ) throws {
         directory = NSTemporaryDirectory() + "folio-core-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         configuration = FileSystemConfiguration(
             writeWaitTimeout: writeWait, groupWriteDelay: groupWriteDelay, saveWindow: saveWindow,
             saveClock: clock.map { clock in { @Sendable in Self.nanoseconds(clock.now.offset) } },
-            beforeContentWrite: beforeContentWrite, beforeStoreWrite: beforeStoreWrite)
+            beforeContentWrite: beforeContentWrite, beforeStoreWrite: beforeStoreWrite, loadsOnDemand: loadsOnDemand)
         store = try SQLiteMetadataStore(path: directory + "/metadata.sqlite")
         fileSystem = try FolioFileSystem(
             store: store, cache: try ContentCache(directory: FilePath(directory + "/content")),
