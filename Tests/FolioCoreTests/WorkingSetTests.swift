@@ -131,6 +131,17 @@ final class WorkingSetTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.node(try core.ino("B/b4"))?.itemID, ItemID("new"))
     }
 
+    /// A change set that only deletes an item not read yet (its folder named by nothing else).
+    func testADeleteOfAnItemNotReadYetIsTaken() async throws {
+        let (core, _) = try await reopenedTree()
+        let changes = RemoteChanges(updated: [], deleted: [ItemID("top")], anchor: SyncAnchor("x1"))
+        XCTAssertTrue(try core.fileSystem.applyChanges(changes, in: .drive))
+        XCTAssertTrue(try core.fileSystem.loadStoredFolders(count: 100))
+        XCTAssertEqual(try core.list(""), ["A", "B"])
+        try core.remount()
+        XCTAssertEqual(try core.list(""), ["A", "B"])
+    }
+
     /// A document's content, downloaded before the restart, is not collected while its folder is not read.
     func testTheContentOfAFileNotReadYetIsKept() async throws {
         let core = try CoreHarness(loadsOnDemand: true)

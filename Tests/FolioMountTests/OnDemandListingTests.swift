@@ -149,4 +149,51 @@ class OnDemandListingTests: MountTestCase {
         }
         XCTAssertEqual(Shell.check("ls '\(fixture.path("d000"))' | grep -c '^moved-' || true"), "0\n")
     }
+
+    /// The names (`find -printf '%P'`, sorted) under `root`, without Folio's own entries.
+    private func tree(_ root: String) -> [String] {
+        Shell.check("cd '\(root)' && find . -mindepth 1 -path './.*' -prune -o -printf '%P\\n' | sort")
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// Issue 14, mount again: the daemon reads only folders and what is in progress from its store before it
+    /// mounts, and every other item with its folder, when first needed or in the background. Many rounds of: stop,
+    /// change by hand on the remote (a delete, an edit, a new file, a move between folders), start and walk the
+    /// tree at once, while the background reader runs: the walk shows the remote as it is, a moved file keeps its
+    /// inode (the same document), downloaded content and a change waiting for upload are kept.
+    func testAStateMountedAgainShowsEveryItemWhileTheStoreIsReadFolderByFolder() throws {
+        try skipOverWebDAV("changes the remote by hand while no daemon runs")
+        XCTAssertEqual(tree(fixture.mountpoint), tree(fixture.remotePath("")), "the first walk")
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d005/f0001.txt"))'"), "5/1\n")  // downloaded
+        let rounds = 6
+        for round in 0..<rounds {
+            // (The new folder is listed first, so its listing names the file while the old folder's stored files
+            // may not be read yet: listed the other way, the file leaves the tree with its old folder's listing
+            // before the new one names it, and comes back as a new node, as it always did.)
+            let from = String(format: "d%03d", 20 + round), to = String(format: "d%03d", 10 + round)
+            let moved = Shell.check("stat -c %i '\(fixture.path(from + "/f0002.txt"))'")
+            try fixture.simulateNetwork(#"{"offline": true}"#)
+            Shell.check("echo waiting \(round) > '\(fixture.path("d003/local-\(round).txt"))'")  // not uploaded yet
+            fixture.stop()
+            try fixture.simulateNetwork(nil)
+            Shell.check("rm '\(fixture.remotePath(from + "/f0000.txt"))'")
+            Shell.check("echo edited \(round) > '\(fixture.remotePath(from + "/f0001.txt"))'")
+            Shell.check("echo new \(round) > '\(fixture.remotePath(to + "/new-\(round).txt"))'")
+            Shell.check("mv '\(fixture.remotePath(from + "/f0002.txt"))' '\(fixture.remotePath(to + "/moved-\(round).txt"))'")
+            try fixture.start()
+            Shell.check("ls '\(fixture.path(to))' > /dev/null")
+            let walked = tree(fixture.mountpoint)
+            XCTAssertTrue(Shell.waitUntil(timeout: 30) {
+                FileManager.default.fileExists(atPath: self.fixture.remotePath("d003/local-\(round).txt"))
+            }, "round \(round): the change waiting for upload reaches the remote")
+            XCTAssertEqual(walked, tree(fixture.remotePath("")), "round \(round): the walk right after the mount")
+            XCTAssertEqual(Shell.check("stat -c %i '\(fixture.path(to + "/moved-\(round).txt"))'"), moved,
+                           "round \(round): a file moved by hand is the same document")
+            XCTAssertEqual(Shell.check("cat '\(fixture.path(from + "/f0001.txt"))' '\(fixture.path(to + "/new-\(round).txt"))'"),
+                           "edited \(round)\nnew \(round)\n", "round \(round)")
+            XCTAssertEqual(Shell.check("getfattr --only-values -n user.folio.state '\(fixture.path("d005/f0001.txt"))'"),
+                           "materialized", "round \(round): downloaded content is kept")
+        }
+        XCTAssertEqual(Shell.check("cat '\(fixture.path("d003/local-\(rounds - 1).txt"))'"), "waiting \(rounds - 1)\n")
+    }
 }
