@@ -63,15 +63,11 @@ private final class ScriptedRemote: UploadOnlyProvider {
 /// expired anchor causes (FolioFileSystem+RemoteMerge, FolderLister, RemotePoller).
 final class ScopedMergeTests: XCTestCase {
     private func file(_ id: String, in parent: ItemID? = nil, _ name: String, version: String = "v1") -> RemoteItem {
-        RemoteItem(
-            id: ItemID(id), container: .drive, parentID: parent, name: name, kind: .file, size: 4,
-            modificationTime: Timestamp(seconds: 1_000, nanoseconds: 0), mode: 0o644, version: version)
+        listedFile(id, in: parent, name, version: version)
     }
 
     private func folder(_ id: String, in parent: ItemID? = nil, _ name: String) -> RemoteItem {
-        RemoteItem(
-            id: ItemID(id), container: .drive, parentID: parent, name: name, kind: .directory, size: 0,
-            modificationTime: Timestamp(seconds: 1_000, nanoseconds: 0), mode: 0o755, version: "d1")
+        listedFolder(id, in: parent, name)
     }
 
     /// A folder's listing merges that folder only: its subfolders are known but not listed, the rest of the tree

@@ -8,26 +8,14 @@ import XCTest
 /// folders and nodes with something in progress are read before the mount answers; plain files at rest are read
 /// with their folder when it is first needed. Every operation must see them as if everything had been read.
 final class WorkingSetTests: XCTestCase {
-    private func file(_ id: String, in parent: ItemID? = nil, _ name: String, version: String = "v1") -> RemoteItem {
-        RemoteItem(
-            id: ItemID(id), container: .drive, parentID: parent, name: name, kind: .file, size: 4,
-            modificationTime: Timestamp(seconds: 1_000, nanoseconds: 0), mode: 0o644, version: version)
-    }
-
-    private func folder(_ id: String, in parent: ItemID? = nil, _ name: String) -> RemoteItem {
-        RemoteItem(
-            id: ItemID(id), container: .drive, parentID: parent, name: name, kind: .directory, size: 0,
-            modificationTime: Timestamp(seconds: 1_000, nanoseconds: 0), mode: 0o755, version: "d1")
-    }
-
     /// The remote as the tests start it: folders A (a1…a20) and B (b1…b10, and folder B/C with c1), every folder
     /// listed, every file a placeholder.
     private var listings: [(path: String, items: [RemoteItem])] {
         [
-            ("", [folder("A", "A"), folder("B", "B"), file("top", "top.txt")]),
-            ("A", (1...20).map { file("a\($0)", in: ItemID("A"), "a\($0)") }),
-            ("B", (1...10).map { file("b\($0)", in: ItemID("B"), "b\($0)") } + [folder("C", in: ItemID("B"), "C")]),
-            ("B/C", [file("c1", in: ItemID("C"), "c1")]),
+            ("", [listedFolder("A", "A"), listedFolder("B", "B"), listedFile("top", "top.txt")]),
+            ("A", (1...20).map { listedFile("a\($0)", in: ItemID("A"), "a\($0)") }),
+            ("B", (1...10).map { listedFile("b\($0)", in: ItemID("B"), "b\($0)") } + [listedFolder("C", in: ItemID("B"), "C")]),
+            ("B/C", [listedFile("c1", in: ItemID("C"), "c1")]),
         ]
     }
 
@@ -97,7 +85,7 @@ final class WorkingSetTests: XCTestCase {
     func testAListingNamingAnItemStoredElsewhereMovesThatItem() async throws {
         let (core, inos) = try await reopenedTree()
         var items = listings[1].items
-        items.append(file("b2", in: ItemID("A"), "moved-b2"))
+        items.append(listedFile("b2", in: ItemID("A"), "moved-b2"))
         XCTAssertTrue(try core.fileSystem.applyFolderListing(try core.ino("A"), items: items))
         XCTAssertEqual(try core.ino("A/moved-b2"), inos["B/b2"])
         XCTAssertFalse(try core.list("B").contains("b2"))
@@ -113,8 +101,8 @@ final class WorkingSetTests: XCTestCase {
         let (core, inos) = try await reopenedTree()
         let fs = core.fileSystem
         let changes = RemoteChanges(
-            updated: [file("a5", in: ItemID("A"), "a5", version: "v2"), file("b3", in: ItemID("B"), "b3-renamed"),
-                      file("new", in: ItemID("B"), "b4")],
+            updated: [listedFile("a5", in: ItemID("A"), "a5", version: "v2"), listedFile("b3", in: ItemID("B"), "b3-renamed"),
+                      listedFile("new", in: ItemID("B"), "b4")],
             deleted: [ItemID("b4"), ItemID("C")], anchor: SyncAnchor("x1"))
         XCTAssertTrue(try fs.applyChanges(changes, in: .drive))
         XCTAssertEqual(fs.node(try core.ino("A/a5"))?.remoteVersion, "v2")
