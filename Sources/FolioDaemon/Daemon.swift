@@ -235,11 +235,13 @@ public final class Daemon: @unchecked Sendable {
     private func readStoreInBackground(
         _ fileSystem: FolioFileSystem, then keeper: ContentKeeper
     ) -> Task<Void, Never> {
-        Task.detached { [logger] in
+        // (Two folders per turn, a few milliseconds: the turn holds one of the cooperative threads, which the
+        // lookups that wait for a listing share.)
+        Task.detached(priority: .utility) { [logger] in
             var pause = Duration.milliseconds(100)
             while !Task.isCancelled {
                 do {
-                    if try fileSystem.loadStoredFolders(count: 8) { break }
+                    if try fileSystem.loadStoredFolders(count: 2) { break }
                     pause = .milliseconds(100)
                     await Task.yield()
                 } catch {
