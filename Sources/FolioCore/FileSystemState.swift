@@ -130,6 +130,11 @@ struct State: Sendable {
         return nextHandle
     }
 
+    /// The inode of a container's root (the Drive's is the full view's root), or `nil` for a container not known.
+    func rootIno(of container: ContainerID) -> UInt64? {
+        byItemID[.root(of: container)] ?? (container == .drive ? FolioFileSystem.rootIno : nil)
+    }
+
     func child(_ parent: UInt64, _ name: String) -> UInt64? {
         children[parent]?[name]
     }

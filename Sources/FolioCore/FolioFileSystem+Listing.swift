@@ -178,7 +178,7 @@ extension FolioFileSystem {
     public func listedFolders(in container: ContainerID) -> [UInt64] {
         state.withLock { state in
             var found: [UInt64] = []
-            guard let root = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            guard let root = state.rootIno(of: container)
             else { return [] }
             var folders = [root]
             while let next = folders.popLast() {

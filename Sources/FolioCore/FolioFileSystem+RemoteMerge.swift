@@ -32,7 +32,7 @@ extension FolioFileSystem {
             try loadStoredChildren(of: folder, state: &state)
             try loadStoredItems(items.map(\.id), state: &state)
             let container = node.remoteContainer ?? node.container
-            guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            guard let rootIno = state.rootIno(of: container)
             else { return MergeOutcome() }
             state.unconfirmedListings.remove(folder)
             // A change set fetched before this listing is older than it: set aside and fetched again (it could
@@ -99,7 +99,7 @@ extension FolioFileSystem {
                 try loadStoredItems(changes.updated.map(\.id) + changes.deleted, state: &state)
                 try loadStoredFolders(of: changes.updated, in: container, state: &state)
             }
-            guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            guard let rootIno = state.rootIno(of: container)
             else { return MergeOutcome() }
             let scope: MergeScope = changes.isFullEnumeration ? .listedFolders : .changes(deleted: changes.deleted)
             return mergeRemote(
@@ -133,7 +133,7 @@ extension FolioFileSystem {
             state.sync.takingAgain(id)
             try loadStoredItems([id], state: &state)
             if let item { try loadStoredFolders(of: [item], in: container, state: &state) }
-            guard let rootIno = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+            guard let rootIno = state.rootIno(of: container)
             else { return MergeOutcome() }
             return mergeRemote(
                 item.map { [$0] } ?? [], container: container, rootIno: rootIno,
@@ -146,7 +146,7 @@ extension FolioFileSystem {
         of items: [RemoteItem], in container: ContainerID, state: inout State
     ) throws(FolioError) {
         guard !state.stored.isComplete else { return }
-        let root = state.byItemID[.root(of: container)] ?? (container == .drive ? Self.rootIno : nil)
+        let root = state.rootIno(of: container)
         let folders = Set(items.compactMap { item in item.parentID.map { state.byItemID[$0] } ?? root })
         try loadStoredChildren(of: folders, state: &state)
     }

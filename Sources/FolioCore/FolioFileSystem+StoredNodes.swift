@@ -43,7 +43,7 @@ extension FolioFileSystem {
 
     /// ``loadStoredChildren(of:state:)`` before `self` is made.
     static func loadStoredChildren(of folder: UInt64, state: inout State, store: any MetadataStore) throws(FolioError) {
-        guard state.stored.take(folder) else { return }
+        guard !state.stored.isComplete, state.stored.take(folder) else { return }  // (every lookup comes here)
         let rows: [Node]
         do {
             rows = try store.loadChildren(of: folder)
