@@ -162,6 +162,7 @@ extension FolioFileSystem {
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
+            try discardContentOfDepartedFolders(state: &state)
             try persist(batch, state: &state)
             applied?(&state)
             if outcome.conflictSeen { keeper?.contentChanged() }
@@ -173,6 +174,23 @@ extension FolioFileSystem {
         guard let outcome else { return false }
         deliver(outcome)
         return true
+    }
+
+    /// Removes, with the group write that deletes their rows, the content files of stored children never read of
+    /// the folders a merge took out of the tree (deleted on the remote, or moved where this device does not
+    /// look): they were downloaded before this run, and no node will name them again.
+    private func discardContentOfDepartedFolders(state: inout State) throws(FolioError) {
+        let departed = state.stored.takeDeparted()
+        guard !departed.isEmpty else { return }
+        var removed = Set(state.unsavedFileRemovals)
+        for folder in departed {
+            for row in try store.loadChildren(of: folder) where state.node(row.ino) == nil {
+                guard let file = row.contentFile, file != ContentCache.emptyVersion, removed.insert(file).inserted
+                else { continue }
+                state.unsavedFileRemovals.append(file)
+            }
+        }
+        if !state.unsavedFileRemovals.isEmpty { scheduleGroupWrite(state: &state) }
     }
 
     /// Sends a merge's invalidations and replays to every mount.

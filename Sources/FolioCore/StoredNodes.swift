@@ -15,6 +15,9 @@ struct StoredNodes: Sendable {
     private var readAtStart: Set<UInt64> = []
     /// The first inode number this run gives out: nodes from it on were made here.
     private var firstNewIno: UInt64 = .max
+    /// Folders that left memory before their stored children were read (``forget(_:)``), until
+    /// ``takeDeparted()``: the content files of those children are nobody's any more.
+    private var departed: [UInt64] = []
 
     /// Nothing left in the store only (a state read whole).
     init() {}
@@ -48,8 +51,15 @@ struct StoredNodes: Sendable {
 
     /// The folder `ino` left memory (removed): its stored children went with it in the store.
     mutating func forget(_ ino: UInt64) {
-        folders.remove(ino)
+        if folders.remove(ino) != nil { departed.append(ino) }
         releaseIfComplete()
+    }
+
+    /// The folders that left memory unread since the last call (their stored rows still there until the group
+    /// write that removes them).
+    mutating func takeDeparted() -> [UInt64] {
+        defer { departed = [] }
+        return departed
     }
 
     /// Frees what is kept for ``admits(_:)`` once nothing is left to read (after the last folder's rows).

@@ -57,6 +57,10 @@ public final class SQLiteMetadataStore: MetadataStore {
             // Before WAL is entered: the WAL index then lives in process memory instead of a shared `-shm` file,
             // each transaction skips six `fcntl` lock calls, and no other process can open the store meanwhile.
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            // Statement journals and temporary b-trees in memory: a big group write otherwise spills its statement
+            // journal into a file of its own in /var/tmp, one `pwrite` per page (nearly one per item of a first
+            // listing).
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)

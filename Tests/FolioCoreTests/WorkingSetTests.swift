@@ -149,6 +149,56 @@ final class WorkingSetTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.node(doc)?.state, .materialized)
     }
 
+    /// A folder deleted on the remote (by a change set, an item taken again, or its parent's listing) before its
+    /// stored files were read takes their downloaded content with it: nothing is left in the cache that no node
+    /// names (only the next start's garbage collection would find it).
+    func testAFolderDeletedBeforeItsFilesAreReadTakesTheirContentWithIt() async throws {
+        for way in ["change set", "taken again", "listing"] {
+            let core = try CoreHarness(loadsOnDemand: true)
+            _ = try core.fileSystem.makeDirectory(
+                parent: FolioFileSystem.rootIno, name: "D", permissions: 0o755, context: .internalRequest)
+            _ = try core.fileSystem.makeDirectory(
+                parent: try core.ino("D"), name: "E", permissions: 0o755, context: .internalRequest)
+            for path in ["D/doc.txt", "D/E/deep.txt"] { try await core.write(path, "bytes of \(path)") }
+            for _ in 0..<8 {  // (a folder's time, changed by what was made in it, follows its create)
+                guard let work = core.fileSystem.nextUploadWork(limit: 1).first else { break }
+                guard case .modify(let ino, let id, let container, _, _, _, _, _) = work else {
+                    XCTAssertNotNil(core.completeCreate(work))
+                    continue
+                }
+                let node = try XCTUnwrap(core.fileSystem.node(ino))
+                core.fileSystem.finishUpload(work, result: .success(RemoteItem(
+                    id: id, container: container,
+                    parentID: node.parent == FolioFileSystem.rootIno ? nil : core.fileSystem.node(node.parent)?.itemID,
+                    name: node.name, kind: node.kind, size: 0, modificationTime: .now(), mode: node.mode, version: "m")))
+            }
+            core.fileSystem.flushDeferredWrites()
+            var files: [String] = []
+            for path in ["D/doc.txt", "D/E/deep.txt"] {
+                let node = try XCTUnwrap(core.fileSystem.node(try core.ino(path)))
+                XCTAssertEqual(node.state, .materialized, path)
+                files.append(try XCTUnwrap(node.contentFile))
+            }
+            let folder = try XCTUnwrap(core.fileSystem.node(try core.ino("D"))).itemID
+            let cache = core.directory + "/content/"
+            for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: cache + file), way) }
+            try core.remount()
+            switch way {
+            case "change set":
+                let changes = RemoteChanges(updated: [], deleted: [folder], anchor: SyncAnchor("x1"))
+                XCTAssertTrue(try core.fileSystem.applyChanges(changes, in: .drive))
+            case "taken again":
+                XCTAssertTrue(try core.fileSystem.applyItemTakenAgain(nil, id: folder, in: .drive))
+            default:
+                XCTAssertTrue(try core.fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: []))
+            }
+            XCTAssertEqual(try core.list(""), [], way)
+            for file in files {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: cache + file), "\(way): \(file) left in the cache")
+            }
+        }
+    }
+
     /// What waits for upload is in the working set: status and the uploader see it at once.
     func testWhatWaitsForUploadIsReadAtOnce() async throws {
         let (core, inos) = try await reopenedTree()

@@ -30,6 +30,8 @@ final class SQLiteMetadataStoreTests: StoreTestCase {
         XCTAssertEqual(synchronous, 1, "NORMAL")
         let lockingMode = try store.withConnection { try String.fetchOne($0, sql: "PRAGMA locking_mode") }
         XCTAssertEqual(lockingMode, "exclusive")
+        let tempStore = try store.withConnection { try Int.fetchOne($0, sql: "PRAGMA temp_store") }
+        XCTAssertEqual(tempStore, 2, "MEMORY: statement journals never spill into files of their own")
     }
 
     func testSecondOpenerIsRefusedWhileTheStoreIsOpen() throws {
