@@ -40,8 +40,11 @@ extension LocalProvider {
         let found = try await recognizing(what) {
             _ = try await admit(what)
             var found: [ItemID: ContentDescription] = [:]
+            var checked: [FilePath: Set<String>?] = [:]
             for id in ids {
-                guard let data = SystemCalls.smallFileContents(layout.description(of: id)),
+                let name = RemoteLayout.fileName(of: id) + ".json"
+                guard descriptionFiles.contains(name, in: layout.descriptionFolder(of: id), checked: &checked) != false,
+                    let data = SystemCalls.smallFileContents(layout.description(of: id)),
                     let description = try? JSONDecoder().decode(ContentDescription.self, from: Data(data))
                 else { continue }
                 found[id] = description

@@ -51,6 +51,8 @@ public final class LocalProvider: Provider {
     /// saw change is listed again instead of sweeping folders that did not (``RemoteTree/sweepFoldersPerCall``).
     /// It watches the folders the provider lists (the tree has it watch each one before reading it).
     let watcher = Mutex<RemoteWatcher?>(nil)
+    /// Which items have a description (a batch of look-ups looks at each spread folder once).
+    let descriptionFiles = SpreadFolderIndex()
     /// The simulated link's two directions: every fetch shares the one, every upload the other.
     let downlink = SimulatedLink()
     let uplink = SimulatedLink()

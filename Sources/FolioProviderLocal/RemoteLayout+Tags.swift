@@ -16,11 +16,15 @@ extension RemoteLayout {
     /// Where the tags of items are.
     var tagsDirectory: FilePath { stateDirectory.appending("tags") }
 
-    /// The file of one item's tags.
-    func tagsFile(of id: ItemID) -> FilePath {
+    /// The spread folder of one item's tags file.
+    func tagsFolder(of id: ItemID) -> FilePath {
         let spread = String(StableHash.fnv1a(id.rawValue) & 0xFF, radix: 16)
         return tagsDirectory.appending(spread.count == 1 ? "0" + spread : spread)
-            .appending(Self.fileName(of: id) + ".json")
+    }
+
+    /// The file of one item's tags.
+    func tagsFile(of id: ItemID) -> FilePath {
+        tagsFolder(of: id).appending(Self.fileName(of: id) + ".json")
     }
 
     /// The tags kept for `id` (none if no file, or one that cannot be read as tags).
@@ -29,6 +33,17 @@ extension RemoteLayout {
             let tags = try? JSONDecoder().decode([String].self, from: Data(data))
         else { return [] }
         return tags
+    }
+
+    /// ``storedTags(of:)`` of one of many items: `index` says first whether the item has a tags file at all
+    /// (most have none), its folder looked at once per pass (`checked`).
+    func storedTags(
+        of id: ItemID, index: SpreadFolderIndex, checked: inout [FilePath: Set<String>?]
+    ) -> [String] {
+        if index.contains(Self.fileName(of: id) + ".json", in: tagsFolder(of: id), checked: &checked) == false {
+            return []
+        }
+        return storedTags(of: id)
     }
 
     /// Keeps `tags` for `id` (removes the file when there are none).

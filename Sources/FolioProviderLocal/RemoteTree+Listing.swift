@@ -80,6 +80,10 @@ extension RemoteTree {
             stamps.append(status.changeTime < started ? ContainerIndex.stamp(of: status) : nil)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
+        var checked: [FilePath: Set<String>?] = [:]
+        for index in items.indices where items[index].kind != .symlink {
+            items[index].tags = layout.storedTags(of: items[index].id, index: tagFiles, checked: &checked)
+        }
         let complete = position >= names.count
         if complete {
             let present = Set(names)
@@ -163,7 +167,7 @@ extension RemoteTree {
             id: id, container: container, parentID: parentID, name: name, path: path, status: status,
             symlinkTarget: target, attributes: attributes)
         do {
-            return (try remoteItem(for: located), status)
+            return (try remoteItem(for: located, readingTags: false), status)  // (tags: by the caller, for the page)
         } catch FolioError.notFound {
             return nil
         }

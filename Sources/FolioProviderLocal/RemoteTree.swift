@@ -13,6 +13,8 @@ struct RemoteTree: Sendable {
     let layout: RemoteLayout
     /// Id indexes of the containers scanned so far.
     var indexes: [ContainerID: ContainerIndex] = [:]
+    /// Which items have a tags file (a listing looks at each spread folder once, not at each item's file).
+    let tagFiles = SpreadFolderIndex()
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
     /// In an adopted folder, what the provider knows of files and folders (``ItemIDMap``); `nil` otherwise.
@@ -135,7 +137,7 @@ struct RemoteTree: Sendable {
     // MARK: Describing items
 
     /// The provider's description of an item found on disk.
-    func remoteItem(for item: LocatedItem) throws -> RemoteItem {
+    func remoteItem(for item: LocatedItem, readingTags: Bool = true) throws -> RemoteItem {
         let kind = item.kind
         let attributes =
             kind == .symlink
@@ -146,7 +148,7 @@ struct RemoteTree: Sendable {
             mode: kind == .symlink ? 0o777 : Self.reportedMode(attributes.mode, status: item.status),
             symlinkTarget: item.symlinkTarget,
             version: ItemAttributes.version(kind: kind, revision: attributes.revision, status: item.status),
-            tags: kind == .symlink ? nil : layout.storedTags(of: item.id)
+            tags: kind == .symlink ? nil : readingTags ? layout.storedTags(of: item.id) : []
         )
     }
 
