@@ -18,27 +18,11 @@ final class SpreadFolderIndex: Sendable {
     /// How many times a folder was read (`readdir`), for tests.
     let folderReads = Atomic<Int>(0)
 
-    /// A folder's names as read, with the status they were read under.
+    /// A folder's names as read, with the status they were read under (an entry added, removed or renamed
+    /// changes its times).
     private struct Listing: Sendable {
-        var stamp: Stamp
+        var status: FileStatus
         var names: Set<String>
-    }
-
-    /// What changes in a folder's status when an entry is added, removed or renamed.
-    private struct Stamp: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-        var modificationTime: Timestamp
-        var changeTime: Timestamp
-        var size: Int64
-
-        init(_ status: FileStatus) {
-            device = status.device
-            inode = status.inode
-            modificationTime = status.modificationTime
-            changeTime = status.changeTime
-            size = status.size
-        }
     }
 
     /// How long after a folder's last change its listing is kept (file times may be as coarse as this).
@@ -71,19 +55,18 @@ final class SpreadFolderIndex: Sendable {
             return nil
         }
         guard status.kind == .directory else { return nil }
-        let stamp = Stamp(status)
-        if let kept = listings.withLock({ $0[folder.string] }), kept.stamp == stamp { return kept.names }
+        if let kept = listings.withLock({ $0[folder.string] }), kept.status == status { return kept.names }
         let now = SystemCalls.coarseClock()
-        guard stamp.changeTime.seconds + Self.settledSeconds <= now.seconds,
-            stamp.modificationTime.seconds + Self.settledSeconds <= now.seconds,
+        guard status.changeTime.seconds + Self.settledSeconds <= now.seconds,
+            status.modificationTime.seconds + Self.settledSeconds <= now.seconds,
             let entries = readEntries(of: folder),
-            let after = try? SystemCalls.statusIfPresent(folder), Stamp(after) == stamp  // (not changed meanwhile)
+            (try? SystemCalls.statusIfPresent(folder)) == status  // (not changed meanwhile)
         else {
             listings.withLock { _ = $0.removeValue(forKey: folder.string) }
             return nil
         }
         let names = Set(entries)
-        listings.withLock { $0[folder.string] = Listing(stamp: stamp, names: names) }
+        listings.withLock { $0[folder.string] = Listing(status: status, names: names) }
         return names
     }
 
