@@ -162,7 +162,7 @@ extension FolioFileSystem {
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
-            try discardContentOfDepartedFolders(state: &state)
+            discardContentOfDepartedFolders(state: &state)
             try persist(batch, state: &state)
             applied?(&state)
             if outcome.conflictSeen { keeper?.contentChanged() }
@@ -178,13 +178,21 @@ extension FolioFileSystem {
 
     /// Removes, with the group write that deletes their rows, the content files of stored children never read of
     /// the folders a merge took out of the tree (deleted on the remote, or moved where this device does not
-    /// look): they were downloaded before this run, and no node will name them again.
-    private func discardContentOfDepartedFolders(state: inout State) throws(FolioError) {
+    /// look): they were downloaded before this run, and no node will name them again. (A store that cannot be
+    /// read leaves them to the next start's garbage collection: the merge goes on.)
+    private func discardContentOfDepartedFolders(state: inout State) {
         let departed = state.stored.takeDeparted()
         guard !departed.isEmpty else { return }
         var removed = Set(state.unsavedFileRemovals)
         for folder in departed {
-            for row in try store.loadChildren(of: folder) where state.node(row.ino) == nil {
+            let rows: [Node]
+            do {
+                rows = try store.loadChildren(of: folder)
+            } catch {
+                logger.warning("the content of files in a removed folder stays until the next start: \(error)")
+                continue
+            }
+            for row in rows where state.node(row.ino) == nil {
                 guard let file = row.contentFile, file != ContentCache.emptyVersion, removed.insert(file).inserted
                 else { continue }
                 state.unsavedFileRemovals.append(file)

@@ -2,6 +2,8 @@
 import FolioStore
 import FolioTesting
 import Foundation
+import Logging
+import SystemPackage
 import XCTest
 
 /// A state opened on its working set (``FileSystemConfiguration/loadsOnDemand``, what the daemon does): only
@@ -149,40 +151,53 @@ final class WorkingSetTests: XCTestCase {
         XCTAssertEqual(core.fileSystem.node(doc)?.state, .materialized)
     }
 
+    /// A harness reading on demand, reopened, whose store holds folder D (with D/doc.txt and folder D/E with
+    /// D/E/deep.txt), all uploaded and their content downloaded: only the folders are in memory. Returns it with
+    /// the two files' content files (in the cache folder given) and D's id and inode.
+    private func downloadedFolderTree() async throws -> (
+        core: CoreHarness, files: [String], cache: String, folder: ItemID, folderIno: UInt64
+    ) {
+        let core = try CoreHarness(loadsOnDemand: true)
+        _ = try core.fileSystem.makeDirectory(
+            parent: FolioFileSystem.rootIno, name: "D", permissions: 0o755, context: .internalRequest)
+        _ = try core.fileSystem.makeDirectory(
+            parent: try core.ino("D"), name: "E", permissions: 0o755, context: .internalRequest)
+        for path in ["D/doc.txt", "D/E/deep.txt"] { try await core.write(path, "bytes of \(path)") }
+        for _ in 0..<8 {  // (a folder's time, changed by what was made in it, follows its create)
+            guard let work = core.fileSystem.nextUploadWork(limit: 1).first else { break }
+            guard case .modify(let ino, let id, let container, _, _, _, _, _) = work else {
+                XCTAssertNotNil(core.completeCreate(work))
+                continue
+            }
+            let node = try XCTUnwrap(core.fileSystem.node(ino))
+            core.fileSystem.finishUpload(work, result: .success(RemoteItem(
+                id: id, container: container,
+                parentID: node.parent == FolioFileSystem.rootIno ? nil : core.fileSystem.node(node.parent)?.itemID,
+                name: node.name, kind: node.kind, size: 0, modificationTime: .now(), mode: node.mode, version: "m")))
+        }
+        core.fileSystem.flushDeferredWrites()
+        var files: [String] = []
+        for path in ["D/doc.txt", "D/E/deep.txt"] {
+            let node = try XCTUnwrap(core.fileSystem.node(try core.ino(path)))
+            XCTAssertEqual(node.state, .materialized, path)
+            files.append(try XCTUnwrap(node.contentFile))
+        }
+        let folderIno = try core.ino("D")
+        let folder = try XCTUnwrap(core.fileSystem.node(folderIno)).itemID
+        let cache = core.directory + "/content/"
+        for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: cache + file)) }
+        try core.remount()
+        let doc = try XCTUnwrap(core.store.loadChildren(of: folderIno).first { $0.kind == .file })
+        XCTAssertNil(core.fileSystem.node(doc.ino), "a file at rest is not read before its folder is needed")
+        return (core, files, cache, folder, folderIno)
+    }
+
     /// A folder deleted on the remote (by a change set, an item taken again, or its parent's listing) before its
     /// stored files were read takes their downloaded content with it: nothing is left in the cache that no node
     /// names (only the next start's garbage collection would find it).
     func testAFolderDeletedBeforeItsFilesAreReadTakesTheirContentWithIt() async throws {
         for way in ["change set", "taken again", "listing"] {
-            let core = try CoreHarness(loadsOnDemand: true)
-            _ = try core.fileSystem.makeDirectory(
-                parent: FolioFileSystem.rootIno, name: "D", permissions: 0o755, context: .internalRequest)
-            _ = try core.fileSystem.makeDirectory(
-                parent: try core.ino("D"), name: "E", permissions: 0o755, context: .internalRequest)
-            for path in ["D/doc.txt", "D/E/deep.txt"] { try await core.write(path, "bytes of \(path)") }
-            for _ in 0..<8 {  // (a folder's time, changed by what was made in it, follows its create)
-                guard let work = core.fileSystem.nextUploadWork(limit: 1).first else { break }
-                guard case .modify(let ino, let id, let container, _, _, _, _, _) = work else {
-                    XCTAssertNotNil(core.completeCreate(work))
-                    continue
-                }
-                let node = try XCTUnwrap(core.fileSystem.node(ino))
-                core.fileSystem.finishUpload(work, result: .success(RemoteItem(
-                    id: id, container: container,
-                    parentID: node.parent == FolioFileSystem.rootIno ? nil : core.fileSystem.node(node.parent)?.itemID,
-                    name: node.name, kind: node.kind, size: 0, modificationTime: .now(), mode: node.mode, version: "m")))
-            }
-            core.fileSystem.flushDeferredWrites()
-            var files: [String] = []
-            for path in ["D/doc.txt", "D/E/deep.txt"] {
-                let node = try XCTUnwrap(core.fileSystem.node(try core.ino(path)))
-                XCTAssertEqual(node.state, .materialized, path)
-                files.append(try XCTUnwrap(node.contentFile))
-            }
-            let folder = try XCTUnwrap(core.fileSystem.node(try core.ino("D"))).itemID
-            let cache = core.directory + "/content/"
-            for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: cache + file), way) }
-            try core.remount()
+            let (core, files, cache, folder, _) = try await downloadedFolderTree()
             switch way {
             case "change set":
                 let changes = RemoteChanges(updated: [], deleted: [folder], anchor: SyncAnchor("x1"))
@@ -197,6 +212,24 @@ final class WorkingSetTests: XCTestCase {
                 XCTAssertFalse(FileManager.default.fileExists(atPath: cache + file), "\(way): \(file) left in the cache")
             }
         }
+    }
+
+    /// The same when the store cannot read the removed folder's children (a disk error): the merge still goes
+    /// through, and what could not be read is left to the next start's garbage collection.
+    func testAFolderWhoseChildrenCannotBeReadIsRemovedAndItsContentCollectedAtTheNextStart() async throws {
+        let (core, files, cache, folder, folderIno) = try await downloadedFolderTree()
+        let store = ChildrenUnreadable(core.store, folder: folderIno)
+        let fileSystem = try FolioFileSystem(
+            store: store, cache: try ContentCache(directory: FilePath(cache)), configuration: core.configuration,
+            logger: Logger(label: "test"))
+        let changes = RemoteChanges(updated: [], deleted: [folder], anchor: SyncAnchor("x1"))
+        XCTAssertTrue(try fileSystem.applyChanges(changes, in: .drive))
+        fileSystem.flushDeferredWrites()
+        XCTAssertThrowsError(try fileSystem.lookup(parent: FolioFileSystem.rootIno, name: "D"), "D is gone")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cache + files[0]), "D's own file: its row was not read")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache + files[1]), "E's file: read and removed")
+        try core.remount()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache + files[0]), "collected at the next start")
     }
 
     /// What waits for upload is in the working set: status and the uploader see it at once.
@@ -236,5 +269,28 @@ final class WorkingSetTests: XCTestCase {
         stored.releaseIfComplete()
         XCTAssertTrue(stored.isComplete)
         XCTAssertNil(stored.next)
+    }
+}
+
+/// A store whose children of one folder cannot be read (as a disk error would have it); everything else is the
+/// store it wraps.
+private final class ChildrenUnreadable: MetadataStore {
+    private let base: any MetadataStore
+    private let folder: UInt64
+
+    init(_ base: any MetadataStore, folder: UInt64) {
+        self.base = base
+        self.folder = folder
+    }
+
+    func load() throws(FolioError) -> StoreSnapshot { try base.load() }
+    func apply(_ batch: StoreBatch, durable: Bool) throws(FolioError) { try base.apply(batch, durable: durable) }
+    func loadWorkingSet() throws(FolioError) -> StoreSnapshot { try base.loadWorkingSet() }
+    func folders(holding items: [ItemID]) throws(FolioError) -> Set<UInt64> { try base.folders(holding: items) }
+    func contentFiles() throws(FolioError) -> Set<String> { try base.contentFiles() }
+
+    func loadChildren(of folder: UInt64) throws(FolioError) -> [Node] {
+        if folder == self.folder { throw .io("the store's disk failed (test)") }
+        return try base.loadChildren(of: folder)
     }
 }
