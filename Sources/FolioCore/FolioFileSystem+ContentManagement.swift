@@ -109,11 +109,10 @@ extension FolioFileSystem {
     /// Pinned placeholders (to download).
     public func pinnedPlaceholders() -> [UInt64] {
         state.withLock { state in
-            var found: [UInt64] = []
-            for node in state.nodes.values where node.pinned && node.kind == .file && !node.state.hasLocalContent {
-                found.append(node.ino)
+            state.nodes.pinned.filter { ino in
+                guard let node = state.nodes[ino] else { return false }
+                return node.kind == .file && !node.state.hasLocalContent
             }
-            return found
         }
     }
 
@@ -132,8 +131,7 @@ extension FolioFileSystem {
     public func cachedBytes() -> Int64 {
         state.withLock { state in
             try? loadAllStored(state: &state)  // (a store that cannot be read: what memory has is counted)
-            return state.nodes.values.reduce(0) { $0 + $1.cachedContentSize }
-                + state.partials.values.reduce(0) { $0 + $1.present }
+            return state.nodes.cachedBytes + state.partials.values.reduce(0) { $0 + $1.present }
         }
     }
 
@@ -145,8 +143,7 @@ extension FolioFileSystem {
         var dropped: [PartialContent] = []
         let (report, evicted) = state.withLock { state -> (EvictionReport, [UInt64]) in
             try? loadAllStored(state: &state)
-            var total = state.nodes.values.reduce(Int64(0)) { $0 + $1.cachedContentSize }
-                + state.partials.values.reduce(Int64(0)) { $0 + $1.present }
+            var total = state.nodes.cachedBytes + state.partials.values.reduce(Int64(0)) { $0 + $1.present }
             var report = EvictionReport()
             guard total > limit else { return (report, []) }
             let whole = state.nodes.values.filter { node in

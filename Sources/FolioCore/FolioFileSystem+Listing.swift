@@ -132,7 +132,7 @@ extension FolioFileSystem {
     public func pinnedFoldersToList() -> [UInt64] {
         guard lister != nil else { return [] }
         return state.withLock { state in
-            state.nodes.values.filter { $0.pinned && $0.needsListing }.map(\.ino)
+            state.nodes.pinned.filter { state.nodes[$0]?.needsListing ?? false }
         }
     }
 

@@ -1,6 +1,7 @@
-/// The nodes of the namespace by inode, with the upload order of those that wait for the uploader and counts
-/// for `folio status`, kept current by every write through the subscript (so picking upload work and answering
-/// `folio status` never scan the whole tree).
+/// The nodes of the namespace by inode, with the upload order of those that wait for the uploader, counts for
+/// `folio status`, the bytes of content kept and the pinned nodes, kept current by every write through the
+/// subscript (so picking upload work, answering `folio status` and the content keeper's rounds never scan the
+/// whole tree).
 ///
 /// Each node is kept in a box of its own: a dictionary keeps its values inline in buckets it leaves up to
 /// five eighths empty, which for a node of some 300 bytes costs more than the node (a box costs a pointer).
@@ -41,6 +42,11 @@ struct NodeTable: Sendable {
     private(set) var failed: Set<UInt64> = []
     /// How many folders (container roots included) are listed, and how many are not listed yet.
     private(set) var folderListingCounts: (listed: Int, notListed: Int) = (0, 0)
+    /// Bytes of committed content the nodes point to (``Node/cachedContentSize``, summed): the cache limit is
+    /// checked against it without a walk of every node.
+    private(set) var cachedBytes: Int64 = 0
+    /// Inodes of pinned nodes (the content keeper looks at these, not at every node).
+    private(set) var pinned: Set<UInt64> = []
 
     subscript(ino: UInt64) -> Node? {
         get { storage[ino]?.node }
@@ -80,6 +86,12 @@ struct NodeTable: Sendable {
 
     /// Adds `delta` to the counts of `node`'s state.
     private mutating func count(_ node: Node?, _ delta: Int) {
+        if let node {
+            cachedBytes += Int64(delta) * node.cachedContentSize
+            if node.pinned {
+                if delta > 0 { pinned.insert(node.ino) } else { pinned.remove(node.ino) }
+            }
+        }
         if let node, node.kind == .directory {
             if node.childrenListed {
                 folderListingCounts.listed += delta
