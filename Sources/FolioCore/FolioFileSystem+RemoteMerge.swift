@@ -162,8 +162,13 @@ extension FolioFileSystem {
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
-            discardContentOfDepartedFolders(state: &state)
+            var departedContent = contentOfDepartedFolders(state: &state)
             try persist(batch, state: &state)
+            if !departedContent.isEmpty {  // (with the next write: the rows naming them are gone now)
+                departedContent.removeAll { state.unsavedFileRemovals.contains($0) }
+                state.unsavedFileRemovals += departedContent
+                scheduleGroupWrite(state: &state)
+            }
             applied?(&state)
             if outcome.conflictSeen { keeper?.contentChanged() }
             // Bytes kept of a version the remote replaced, or of an item it removed, go.
@@ -176,14 +181,16 @@ extension FolioFileSystem {
         return true
     }
 
-    /// Removes, with the group write that deletes their rows, the content files of stored children never read of
-    /// the folders a merge took out of the tree (deleted on the remote, or moved where this device does not
-    /// look): they were downloaded before this run, and no node will name them again. (A store that cannot be
-    /// read leaves them to the next start's garbage collection: the merge goes on.)
-    private func discardContentOfDepartedFolders(state: inout State) {
+    /// The content files of the stored children never read of the folders a merge took out of the tree (deleted
+    /// on the remote, or moved where this device does not look), read before the group write deletes their rows:
+    /// they were downloaded before this run, and no node will name them again. Not those the merge discards
+    /// itself, nor the shared empty version. (A store that cannot be read leaves them to the next start's garbage
+    /// collection: the merge goes on.)
+    private func contentOfDepartedFolders(state: inout State) -> [String] {
         let departed = state.stored.takeDeparted()
-        guard !departed.isEmpty else { return }
-        var removed = Set(state.unsavedFileRemovals)
+        guard !departed.isEmpty else { return [] }
+        var seen = Set(state.unsavedFileRemovals)
+        var files: [String] = []
         for folder in departed {
             let rows: [Node]
             do {
@@ -193,12 +200,12 @@ extension FolioFileSystem {
                 continue
             }
             for row in rows where state.node(row.ino) == nil {
-                guard let file = row.contentFile, file != ContentCache.emptyVersion, removed.insert(file).inserted
+                guard let file = row.contentFile, file != ContentCache.emptyVersion, seen.insert(file).inserted
                 else { continue }
-                state.unsavedFileRemovals.append(file)
+                files.append(file)
             }
         }
-        if !state.unsavedFileRemovals.isEmpty { scheduleGroupWrite(state: &state) }
+        return files
     }
 
     /// Sends a merge's invalidations and replays to every mount.

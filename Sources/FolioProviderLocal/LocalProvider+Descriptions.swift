@@ -40,7 +40,7 @@ extension LocalProvider {
         let found = try await recognizing(what) {
             _ = try await admit(what)
             var found: [ItemID: ContentDescription] = [:]
-            var checked: [FilePath: Set<String>?] = [:]
+            var checked: [FilePath: SpreadFolderIndex.Names?] = [:]
             for id in ids {
                 let name = RemoteLayout.fileName(of: id) + ".json"
                 guard descriptionFiles.contains(name, in: layout.descriptionFolder(of: id), checked: &checked) != false,

@@ -52,7 +52,7 @@ public final class LocalProvider: Provider {
     /// It watches the folders the provider lists (the tree has it watch each one before reading it).
     let watcher = Mutex<RemoteWatcher?>(nil)
     /// Which items have a description (a batch of look-ups looks at each spread folder once).
-    let descriptionFiles = SpreadFolderIndex()
+    let descriptionFiles = SpreadFolderIndex(keeping: ".json")
     /// The simulated link's two directions: every fetch shares the one, every upload the other.
     let downlink = SimulatedLink()
     let uplink = SimulatedLink()

@@ -38,7 +38,7 @@ extension RemoteLayout {
     /// ``storedTags(of:)`` of one of many items: `index` says first whether the item has a tags file at all
     /// (most have none), its folder looked at once per pass (`checked`).
     func storedTags(
-        of id: ItemID, index: SpreadFolderIndex, checked: inout [FilePath: Set<String>?]
+        of id: ItemID, index: SpreadFolderIndex, checked: inout [FilePath: SpreadFolderIndex.Names?]
     ) -> [String] {
         if index.contains(Self.fileName(of: id) + ".json", in: tagsFolder(of: id), checked: &checked) == false {
             return []

@@ -80,7 +80,7 @@ extension RemoteTree {
             stamps.append(status.changeTime < started ? ContainerIndex.stamp(of: status) : nil)
         }
         if symlinkIDsChanged { try symlinkIDs.save() }
-        var checked: [FilePath: Set<String>?] = [:]
+        var checked: [FilePath: SpreadFolderIndex.Names?] = [:]
         for index in items.indices where items[index].kind != .symlink {
             items[index].tags = layout.storedTags(of: items[index].id, index: tagFiles, checked: &checked)
         }

@@ -14,7 +14,7 @@ struct RemoteTree: Sendable {
     /// Id indexes of the containers scanned so far.
     var indexes: [ContainerID: ContainerIndex] = [:]
     /// Which items have a tags file (a listing looks at each spread folder once, not at each item's file).
-    let tagFiles = SpreadFolderIndex()
+    let tagFiles = SpreadFolderIndex(keeping: ".json")
     /// Ids of symlinks.
     var symlinkIDs: SymlinkIDStore
     /// In an adopted folder, what the provider knows of files and folders (``ItemIDMap``); `nil` otherwise.

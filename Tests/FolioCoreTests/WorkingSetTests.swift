@@ -154,7 +154,7 @@ final class WorkingSetTests: XCTestCase {
     /// A harness reading on demand, reopened, whose store holds folder D (with D/doc.txt and folder D/E with
     /// D/E/deep.txt), all uploaded and their content downloaded: only the folders are in memory. Returns it with
     /// the two files' content files (in the cache folder given) and D's id and inode.
-    private func downloadedFolderTree() async throws -> (
+    private func downloadedFolderTree(pinningDoc: Bool = false) async throws -> (
         core: CoreHarness, files: [String], cache: String, folder: ItemID, folderIno: UInt64
     ) {
         let core = try CoreHarness(loadsOnDemand: true)
@@ -186,9 +186,10 @@ final class WorkingSetTests: XCTestCase {
         let folder = try XCTUnwrap(core.fileSystem.node(folderIno)).itemID
         let cache = core.directory + "/content/"
         for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: cache + file)) }
+        if pinningDoc { _ = try core.fileSystem.setPinned(try core.ino("D/doc.txt"), true) }
         try core.remount()
         let doc = try XCTUnwrap(core.store.loadChildren(of: folderIno).first { $0.kind == .file })
-        XCTAssertNil(core.fileSystem.node(doc.ino), "a file at rest is not read before its folder is needed")
+        XCTAssertEqual(core.fileSystem.node(doc.ino) != nil, pinningDoc, "a file at rest is read with its folder")
         return (core, files, cache, folder, folderIno)
     }
 
@@ -208,10 +209,35 @@ final class WorkingSetTests: XCTestCase {
                 XCTAssertTrue(try core.fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: []))
             }
             XCTAssertEqual(try core.list(""), [], way)
+            core.fileSystem.flushDeferredWrites()  // (the files go with the group write after the merge's)
             for file in files {
                 XCTAssertFalse(FileManager.default.fileExists(atPath: cache + file), "\(way): \(file) left in the cache")
             }
         }
+    }
+
+    /// A file memory has (pinned: in the working set) that the change set deleting its folder moves out keeps
+    /// its content; the unread file of a folder inside goes.
+    func testAFileMovedOutOfAFolderDeletedInTheSameChangeSetKeepsItsContent() async throws {
+        let (core, files, cache, folder, folderIno) = try await downloadedFolderTree(pinningDoc: true)
+        let doc = try XCTUnwrap(core.store.loadChildren(of: folderIno).first { $0.kind == .file })
+        let moved = RemoteItem(
+            id: doc.itemID, container: .drive, parentID: nil, name: "doc.txt", kind: .file, size: doc.size,
+            modificationTime: doc.modificationTime, mode: doc.mode, version: try XCTUnwrap(doc.remoteVersion))
+        let folderNode = try XCTUnwrap(core.fileSystem.node(folderIno))
+        XCTAssertTrue(try core.fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: [RemoteItem(
+            id: folder, container: .drive, parentID: nil, name: "D", kind: .directory, size: 0,
+            modificationTime: folderNode.modificationTime, mode: folderNode.mode,
+            version: try XCTUnwrap(folderNode.remoteVersion))]))  // (the root listed: a file may move there)
+        let changes = RemoteChanges(updated: [moved], deleted: [folder], anchor: SyncAnchor("x1"))
+        XCTAssertTrue(try core.fileSystem.applyChanges(changes, in: .drive))
+        core.fileSystem.flushDeferredWrites()
+        XCTAssertEqual(try core.list(""), ["doc.txt"])
+        XCTAssertEqual(try core.ino("doc.txt"), doc.ino)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cache + files[0]), "the moved file keeps its content")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache + files[1]), "D/E/deep.txt's content goes")
+        let content = try await core.read("doc.txt")
+        XCTAssertEqual(content, "bytes of D/doc.txt")
     }
 
     /// The same when the store cannot read the removed folder's children (a disk error): the merge still goes
