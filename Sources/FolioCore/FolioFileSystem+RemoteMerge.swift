@@ -162,10 +162,9 @@ extension FolioFileSystem {
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
-            var departedContent = contentOfDepartedFolders(state: &state)
+            let departedContent = contentOfDepartedFolders(state: &state)
             try persist(batch, state: &state)
             if !departedContent.isEmpty {  // (with the next write: the rows naming them are gone now)
-                departedContent.removeAll { state.unsavedFileRemovals.contains($0) }
                 state.unsavedFileRemovals += departedContent
                 scheduleGroupWrite(state: &state)
             }

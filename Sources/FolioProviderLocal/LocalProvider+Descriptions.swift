@@ -86,8 +86,14 @@ extension RemoteLayout {
 
     /// The folder of one item's description and thumbnails.
     func descriptionFolder(of id: ItemID) -> FilePath {
+        Self.spreadFolder(of: id, in: descriptionsDirectory)
+    }
+
+    /// The folder of `directory` (one of 256, named by two hex digits of a hash of the id) that holds `id`'s files:
+    /// a million items spread so that no folder holds more than a few thousand.
+    static func spreadFolder(of id: ItemID, in directory: FilePath) -> FilePath {
         let spread = String(StableHash.fnv1a(id.rawValue) & 0xFF, radix: 16)
-        return descriptionsDirectory.appending(spread.count == 1 ? "0" + spread : spread)
+        return directory.appending(spread.count == 1 ? "0" + spread : spread)
     }
 
     /// One item's description.

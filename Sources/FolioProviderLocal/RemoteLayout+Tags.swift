@@ -18,8 +18,7 @@ extension RemoteLayout {
 
     /// The spread folder of one item's tags file.
     func tagsFolder(of id: ItemID) -> FilePath {
-        let spread = String(StableHash.fnv1a(id.rawValue) & 0xFF, radix: 16)
-        return tagsDirectory.appending(spread.count == 1 ? "0" + spread : spread)
+        Self.spreadFolder(of: id, in: tagsDirectory)
     }
 
     /// The file of one item's tags.
