@@ -357,20 +357,6 @@ extension WebDAVProvider {
         }
         let old = (id: id, parent: entry.parent)
         var current = try await currentItem(id, entry: entry)
-        // A change without content to a file another writer changed since `baseVersion` (not this writer's own
-        // earlier attempt, its retry tag's): said in the answer, so the caller never takes that content for its.
-        var changedElsewhere = false
-        if contents == nil, current.kind == .file, current.version != baseVersion {
-            changedElsewhere = true
-            if let retryTag = changes.retryTag {
-                let here = path(try components(of: entry.parent, in: container) + [entry.name], in: container,
-                    folder: false)
-                let found = try self.properties(of: here, in: try await propfind(here, depth: 0))
-                var own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
-                if !own { own = try await isPendingOwnWrite(id, found, tag: retryTag, at: here) }
-                changedElsewhere = !own
-            }
-        }
         let destinationContainer = changes.container ?? container
         let destinationParent = changes.parentID ?? entry.parent
         let destinationName = changes.name ?? entry.name
@@ -418,9 +404,21 @@ extension WebDAVProvider {
                 id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
                 contents: nil)
         }
+        // A change without content to a file another writer changed since `baseVersion` (not this writer's own
+        // earlier attempt, its retry tag's): said in the answer, so the caller never takes that content for its.
+        // Judged by the answer, read after the write: another writer's `PUT` may land while this change waits for
+        // the file's lock, after a look before it found the base.
+        if contents == nil, current.kind == .file, current.version != baseVersion {
+            current.changedElsewhere = true
+            if let retryTag = changes.retryTag {
+                let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
+                var own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
+                if !own { own = try await isPendingOwnWrite(id, found, tag: retryTag, at: itemPath) }
+                current.changedElsewhere = !own
+            }
+        }
         if entry.container != container { journal.deleted(id, in: container) }
         noteOwnChange(current, replacing: old)
-        if changedElsewhere { current.changedElsewhere = true }
         return current
     }
 
@@ -477,7 +475,8 @@ extension WebDAVProvider {
         if let tags = changes.tags, current.kind != .symlink, let merged = try await mergedTags(tags, at: itemPath) {
             properties[Self.tagsProperty] = merged
         }
-        try await setProperties(properties, at: itemPath)
+        // (Tags are sent only to a server that keeps properties: refused there, they never count as landed.)
+        try await setProperties(properties, at: itemPath, required: properties[Self.tagsProperty] != nil)
         var settled = entry
         if revision != nil { settled.pendingWrite = nil }  // this write's properties are set
         index.record(id, settled)

@@ -102,7 +102,7 @@ class TagsTravelTests: MountTestCase {
 
     func testAContentEditHereAndATagChangeThereAtOnceBothLand() throws {
         let other = try secondDevice()
-        for round in 0..<3 {
+        for round in 0..<(Int(ProcessInfo.processInfo.environment["RACE_ROUNDS"] ?? "") ?? 3) {
             let text = "edited here, round \(round)\n"
             // One thread per device: the edit here and the tag change there pass a barrier and go at once.
             let script = """

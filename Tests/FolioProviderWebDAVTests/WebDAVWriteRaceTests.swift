@@ -138,6 +138,60 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
         XCTAssertEqual(conflicts, Self.rounds)
     }
 
+    /// Two devices tag one file at the same moment, many rounds; then one device replaces the file's content while
+    /// the other tags it. Apache's lock database can grant one exclusive lock to both `LOCK`s when they arrive at
+    /// once (measured with curl: 11 rounds of 300), and keeps only one: the other device's writes under it are
+    /// refused with 412. A refused `PROPPATCH` was taken for done, and its device then read the tags without its own
+    /// and took that for a removal by someone else: the tag was lost everywhere. Every update lands, with its tag
+    /// in its answer and on the server; and an answer that comes back with the other device's new version says so.
+    func testTagUpdatesRacingOtherWritersAllLand() async throws {
+        let here = try device("here")
+        let there = try device("there")
+        _ = try await here.listContainers()
+        _ = try await there.listContainers()
+        let edit = try content(UInt8(ascii: "e"), size: 64)
+        for round in 0..<(Self.rounds * 2) {
+            let name = "tagged-\(round).txt"
+            let made = try await here.createItem(template(name, writer: "here"), contents: try content(0x30, size: 10))
+            let seen = try await there.enumerateWholeFolder(nil, in: .drive)
+            let other = try XCTUnwrap(seen.first { $0.name == name })
+            // Three rounds in four both tag it; in the fourth, `here` replaces its content while `there` tags it.
+            let editing = round % 4 == 3
+            async let fromHere = Self.attempt {
+                try await here.modifyItem(
+                    made.id, in: .drive, baseVersion: made.version,
+                    changes: RemoteItemChanges(
+                        retryTag: "here@\(made.version)", tags: editing ? nil : TagUpdate(base: [], tags: ["here"])),
+                    contents: editing ? edit : nil)
+            }
+            async let fromThere = Self.attempt {
+                try await there.modifyItem(
+                    other.id, in: .drive, baseVersion: other.version,
+                    changes: RemoteItemChanges(retryTag: "there@\(other.version)", tags: TagUpdate(base: [], tags: ["there"])),
+                    contents: nil)
+            }
+            let (answerHere, answerThere) = await (fromHere, fromThere)
+            let expected: Set<String> = editing ? ["there"] : ["here", "there"]
+            guard case .success(let hereItem) = answerHere, case .success(let thereItem) = answerThere else {
+                return XCTFail("round \(round): \(answerHere) | \(answerThere)")
+            }
+            XCTAssertTrue(Set(thereItem.tags ?? []).contains("there"), "round \(round): answered \(thereItem.tags ?? [])")
+            // The answer of a change without content never passes another writer's version off as the base's: its
+            // device would take the content it has for that version (and send it back over the other's later).
+            if thereItem.version != other.version {
+                XCTAssertTrue(thereItem.changedElsewhere, "round \(round): another writer's version, unsaid")
+            }
+            if !editing {
+                XCTAssertTrue(Set(hereItem.tags ?? []).contains("here"), "round \(round): answered \(hereItem.tags ?? [])")
+            }
+            let onServer = try await here.enumerateWholeFolder(nil, in: .drive).first { $0.name == name }
+            XCTAssertEqual(Set(onServer?.tags ?? []), expected, "round \(round): the server's tags")
+            if editing {
+                XCTAssertEqual(try serverBytes(name), Data(repeating: UInt8(ascii: "e"), count: 64), "round \(round)")
+            }
+        }
+    }
+
     /// While another client holds a lock on a name nothing is at (Apache's lock-null resource), listings show no
     /// file there, a create of that name waits (`.busy`), and a `chmod` of a locked file is `.busy` too, never
     /// taken for done; once the lock is gone, both go through.
