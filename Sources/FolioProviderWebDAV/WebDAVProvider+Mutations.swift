@@ -67,7 +67,8 @@ extension WebDAVProvider {
             throw WebDAVStatus.error(made.status, "MKCOL \(staging)")
         }
         try await setProperties(
-            try await newItemProperties(template, at: staging, revision: nil, putTag: nil), at: staging)
+            try await newItemProperties(template, at: staging, revision: nil, putTag: nil), at: staging,
+            required: try await serverTraits().keepsDeadProperties)
         try await moveIntoPlace(template, from: staging, to: itemPath, parentComponents: parentComponents)
         place.staged = nil
         index.record(template.id, place)
@@ -121,7 +122,8 @@ extension WebDAVProvider {
             revision = Self.newRevision()
             putTag = tag
             try await setProperties(
-                try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging)
+                try await newItemProperties(template, at: staging, revision: revision, putTag: putTag), at: staging,
+                required: try await serverTraits().keepsDeadProperties)
         }
         try await moveIntoPlace(template, from: staging, to: itemPath, parentComponents: parentComponents)
         place.staged = nil
@@ -282,7 +284,7 @@ extension WebDAVProvider {
         _ template: RemoteItemTemplate, at itemPath: String, revision: String?, putTag: String?
     ) async throws -> RemoteItem {
         let properties = try await newItemProperties(template, at: itemPath, revision: revision, putTag: putTag)
-        try await setProperties(properties, at: itemPath)
+        try await setProperties(properties, at: itemPath, required: try await serverTraits().keepsDeadProperties)
         let isFolder = template.kind == .directory
         let entry = ItemIndex.Entry(
             container: template.container, parent: template.parentID, name: template.name, isFolder: isFolder)
@@ -392,8 +394,11 @@ extension WebDAVProvider {
         }
         let itemPath = path(try components(of: entry.parent, in: entry.container) + [entry.name],
             in: entry.container, folder: entry.isFolder)
-        // (A file's tags are read and merged under its lock too: another device's update of them is never lost.)
-        if current.kind == .file, contents != nil || changes.tags != nil {
+        // (Tags are read and merged under the item's lock too, a folder's included: another device's update of them
+        // is never lost.)
+        let locks = current.kind == .file ? contents != nil || changes.tags != nil
+            : current.kind == .directory && changes.tags != nil
+        if locks {
             current = try await whileLocked(itemPath, owner: changes.retryTag ?? "folio") {
                 try await self.write(
                     id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
@@ -403,19 +408,6 @@ extension WebDAVProvider {
             current = try await write(
                 id, at: itemPath, entry: entry, current: current, baseVersion: baseVersion, changes: changes,
                 contents: nil)
-        }
-        // A change without content to a file another writer changed since `baseVersion` (not this writer's own
-        // earlier attempt, its retry tag's): said in the answer, so the caller never takes that content for its.
-        // Judged by the answer, read after the write: another writer's `PUT` may land while this change waits for
-        // the file's lock, after a look before it found the base.
-        if contents == nil, current.kind == .file, current.version != baseVersion {
-            current.changedElsewhere = true
-            if let retryTag = changes.retryTag {
-                let found = try self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
-                var own = Self.isOwnWrite(found, tag: retryTag, version: current.version)
-                if !own { own = try await isPendingOwnWrite(id, found, tag: retryTag, at: itemPath) }
-                current.changedElsewhere = !own
-            }
         }
         if entry.container != container { journal.deleted(id, in: container) }
         noteOwnChange(current, replacing: old)
@@ -475,16 +467,34 @@ extension WebDAVProvider {
         if let tags = changes.tags, current.kind != .symlink, let merged = try await mergedTags(tags, at: itemPath) {
             properties[Self.tagsProperty] = merged
         }
-        // (Tags are sent only to a server that keeps properties: refused there, they never count as landed.)
-        try await setProperties(properties, at: itemPath, required: properties[Self.tagsProperty] != nil)
+        // (On a server that keeps properties, a refusal of them is never taken for done: the tags would be lost, and
+        // the revision that tells this writer's content from another's.)
+        try await setProperties(properties, at: itemPath, required: try await serverTraits().keepsDeadProperties)
         var settled = entry
         if revision != nil { settled.pendingWrite = nil }  // this write's properties are set
         index.record(id, settled)
         var item = try await currentItem(id, entry: settled)
         if let revision {
             item.version = versionWritten(item.version, revision: revision, putTag: putTag)
+        } else if item.kind == .file, item.version != baseVersion {
+            item.changedElsewhere = try await isChangedElsewhere(id, at: itemPath, version: item.version, changes)
         }
         return item
+    }
+
+    /// Whether the file at `itemPath`, answered at `version` (not the base) after a change without content, was
+    /// written by another writer since the base: said in the answer, so the caller never takes that content for its.
+    /// Judged after the write, under the file's lock if it took one (another writer's `PUT` may land while a change
+    /// waits for the lock, after a look before it found the base); not this writer's own earlier attempt (its retry
+    /// tag's). A look that fails says "changed elsewhere": the content is then fetched again, never assumed.
+    private func isChangedElsewhere(
+        _ id: ItemID, at itemPath: String, version: String, _ changes: RemoteItemChanges
+    ) async throws(FolioError) -> Bool {
+        guard let retryTag = changes.retryTag,
+            let found = try? self.properties(of: itemPath, in: try await propfind(itemPath, depth: 0))
+        else { return true }
+        if Self.isOwnWrite(found, tag: retryTag, version: version) { return false }
+        return !((try? await isPendingOwnWrite(id, found, tag: retryTag, at: itemPath)) ?? false)
     }
 
     /// Whether the file `found` at `itemPath` is what a replacement of the version `base` with `contents` leaves when
@@ -561,7 +571,7 @@ extension WebDAVProvider {
                 // and moves the properties after). The old place empty says the move landed; the id is set again.
                 moved = try await existing(from, depth: 0) == nil
                 if moved, try await serverTraits().keepsDeadProperties {
-                    _ = try await setProperties(["id": id.rawValue], at: to)
+                    try await setProperties(["id": id.rawValue], at: to, required: true)
                 }
             }
         }

@@ -169,51 +169,6 @@ public final class WebDAVProvider: Provider {
         return response.properties
     }
 
-    /// Sets Folio's dead properties of the resource at `path`. Returns false if the server refuses to keep them (a
-    /// server that keeps none still works: the metadata then stays local), unless they are `required` (tags sent to
-    /// a server that keeps properties): then a refusal is an error, retried if the server failed. A refusal that
-    /// passes or needs the user throws either way, and is never taken for done.
-    ///
-    /// A `412` is the refusal of the lock this task holds (``WebDAVLock/held``): Apache can grant one exclusive lock
-    /// to two `LOCK`s that arrive at once and keep only the other's (measured: 11 of 300 simultaneous pairs), and
-    /// then refuses every conditional write of the lock it lost. `.busy`: the write is tried again once the other
-    /// writer's lock is gone.
-    @discardableResult
-    func setProperties(
-        _ properties: [String: String], at path: String, required: Bool = false
-    ) async throws(FolioError) -> Bool {
-        guard !properties.isEmpty else { return true }
-        let values = properties.sorted { $0.key < $1.key }.map { name, value in
-            "<F:\(name)>\(Self.escapeXML(value))</F:\(name)>"
-        }.joined()
-        let body = """
-            <?xml version="1.0" encoding="utf-8"?><D:propertyupdate xmlns:D="DAV:" \
-            xmlns:F="\(WebDAVProperties.folioNamespace)"><D:set><D:prop>\(values)</D:prop></D:set></D:propertyupdate>
-            """
-        let reply = try await client.send(
-            "PROPPATCH", path, headers: [("Content-Type", "application/xml; charset=utf-8")],
-            body: .bytes(Data(body.utf8)))
-        if reply.status == 412 {
-            throw FolioError.busy(
-                "PROPPATCH \(path): refused under this device's lock (412): another device holds the file locked")
-        }
-        // Refused for a reason that passes or needs the user (locked by another writer, out of space): an error.
-        if [401, 404, 409, 423, 507].contains(reply.status) {
-            throw WebDAVStatus.error(reply.status, "PROPPATCH \(path)")
-        }
-        let kept = reply.status == 207 && !String(decoding: reply.body, as: UTF8.self).contains(" 403 ")
-        guard kept || !required else {
-            // (rclone answers every `PROPPATCH` with a 500: only where properties are required is that a failure.)
-            if reply.status == 429 || (500..<600).contains(reply.status) {
-                throw WebDAVStatus.error(reply.status, "PROPPATCH \(path)")
-            }
-            throw FolioError.providerFailure(
-                "PROPPATCH \(path): the server refused to keep Folio's properties (\(reply.status)) (needs you: check "
-                    + "the server's WebDAV property storage, then run `folio retry PATH`)", retryable: false)
-        }
-        return kept
-    }
-
     static func escapeXML(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")

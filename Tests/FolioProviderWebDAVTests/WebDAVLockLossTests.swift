@@ -4,13 +4,16 @@ import Foundation
 import SystemPackage
 import XCTest
 
-/// Issue 16 over WebDAV, faults of a file's write lock (``WebDAVLock``) seen from one device, scripted: what a real
-/// Apache does now and then when two devices write one file at once (``WebDAVWriteRaceTests`` races them for real).
+/// Issue 16 over WebDAV, faults of a write's lock (``WebDAVLock``) and of its properties seen from one device,
+/// scripted: what a real Apache does now and then when two devices write one file at once (``WebDAVWriteRaceTests``
+/// races them for real).
 /// - Apache can grant one exclusive lock to two `LOCK`s that arrive together and keep only the other device's: this
 ///   device's `PROPPATCH` under it is refused with `412`. A tag update refused so was taken for done, and the tag
-///   was lost everywhere. It is `.busy` (tried again), never done.
-/// - Another device's `PUT` can land while this device waits for the lock, after its look found the base version:
-///   the answer of a change without content says that the file changed elsewhere, so the device never takes the
+///   was lost everywhere. It is `.busy` (tried again), never done; a content write whose `PUT` landed before the
+///   refusal is recognised as its own when sent again.
+/// - A refusal inside the `207` (one property refused, the rest `424`) is never done either.
+/// - Another device's `PUT` can land while this device waits for the lock, or between its look and its write: the
+///   answer of a change without content says that the file changed elsewhere, so the device never takes the
 ///   content it holds for the other writer's version.
 final class WebDAVLockLossTests: XCTestCase {
     private var fixture: FaultFixture!
@@ -23,10 +26,10 @@ final class WebDAVLockLossTests: XCTestCase {
     private var file: String { drive + "a.txt" }
     private static let token = "opaquelocktoken:lost-1"
 
-    /// Scripts a locking server whose Drive holds `a.txt` (the ETag `"2"` once a `LOCK` of it came if
-    /// `changedWhileLocking`, `"1"` before), with its `LOCK`, `UNLOCK` and `PROPPATCH` (`proppatch`).
+    /// Scripts a locking server whose Drive holds `a.txt` (the ETag `"2"` once a request `changedAfter` (a method)
+    /// of it came, or a `PUT`; `"1"` before), with its `LOCK`, `UNLOCK`, `PUT` and `PROPPATCH` (`proppatch`).
     private func lockingServer(
-        changedWhileLocking: Bool = false, proppatch: [MisbehavingServer.Reply]
+        changedAfter: String? = nil, proppatch: [MisbehavingServer.Reply]
     ) async throws -> (WebDAVProvider, RemoteItem) {
         let server = fixture.server
         let file = file
@@ -34,12 +37,14 @@ final class WebDAVLockLossTests: XCTestCase {
         server.on("PROPFIND", drive, .answer(207, body: MultistatusBody.listing(
             drive, [MultistatusBody.response(file, etag: "\"1\"", length: 1)])))
         server.on("PROPFIND", file) { _ in
-            let etag = changedWhileLocking && server.count("LOCK", file) > 0 ? "\"2\"" : "\"1\""
+            let changed = server.count("PUT", file) > 0 || changedAfter.map { server.count($0, file) > 0 } ?? false
+            let etag = changed ? "\"2\"" : "\"1\""
             return .answer(207, body: MultistatusBody.document([MultistatusBody.response(file, etag: etag, length: 1)]))
         }
         server.on("LOCK", file, .answer(
             200, headers: [("Lock-Token", "<\(Self.token)>")], body: Data("<D:prop xmlns:D=\"DAV:\"/>".utf8)))
         server.on("UNLOCK", file, .answer(204))
+        server.on("PUT", file, .answer(204, headers: [("ETag", "\"2\"")]))
         server.on("PROPPATCH", file) { _ in
             // (This request is already counted.)
             proppatch[min(server.count("PROPPATCH", file), proppatch.count) - 1]
@@ -90,16 +95,71 @@ final class WebDAVLockLossTests: XCTestCase {
         XCTAssertTrue(message.contains("needs you"), message)
     }
 
-    func testAChangeWithoutContentAnswersThatAnotherWriterChangedTheFileWhileItWaitedForTheLock() async throws {
-        let (provider, item) = try await lockingServer(changedWhileLocking: true, proppatch: [Self.propertiesSet])
-        for changes in [
-            RemoteItemChanges(retryTag: "here@\(item.version)", tags: TagUpdate(base: [], tags: ["red"])),
-            RemoteItemChanges(mode: 0o600, retryTag: "here@\(item.version)"),
-        ] {
-            let answer = try await provider.modifyItem(
-                item.id, in: .drive, baseVersion: item.version, changes: changes, contents: nil)
-            XCTAssertNotEqual(answer.version, item.version)
-            XCTAssertTrue(answer.changedElsewhere, "another writer's version passed off as the base's: \(changes)")
+    func testAChangeWithoutContentAnswersThatAnotherWriterChangedTheFileWhileItWaited() async throws {
+        // Tags take the file's lock: the other writer's `PUT` lands while this change waits for it.
+        let (tagging, file) = try await lockingServer(changedAfter: "LOCK", proppatch: [Self.propertiesSet])
+        let tagged = try await tagging.modifyItem(
+            file.id, in: .drive, baseVersion: file.version,
+            changes: RemoteItemChanges(retryTag: "here@\(file.version)", tags: TagUpdate(base: [], tags: ["red"])),
+            contents: nil)
+        XCTAssertNotEqual(tagged.version, file.version)
+        XCTAssertTrue(tagged.changedElsewhere, "another writer's version passed off as the base's (tags)")
+        await fixture.stop()
+
+        // A mode takes no lock: the other writer's `PUT` lands between the look and the `PROPPATCH`.
+        fixture = try FaultFixture()
+        let (changing, same) = try await lockingServer(changedAfter: "PROPPATCH", proppatch: [Self.propertiesSet])
+        let changed = try await changing.modifyItem(
+            same.id, in: .drive, baseVersion: same.version,
+            changes: RemoteItemChanges(mode: 0o600, retryTag: "here@\(same.version)"), contents: nil)
+        XCTAssertNotEqual(changed.version, same.version)
+        XCTAssertTrue(changed.changedElsewhere, "another writer's version passed off as the base's (mode)")
+    }
+
+    func testAContentWriteWhosePropertiesAreRefusedUnderALostLockIsItsOwnWhenSentAgain() async throws {
+        let (provider, item) = try await lockingServer(proppatch: [.answer(412), Self.propertiesSet])
+        let content = fixture.state.appendingPathComponent("content")
+        try Data("later".utf8).write(to: content)
+        let changes = RemoteItemChanges(retryTag: "here@\(item.version)")
+
+        let error = await folioError {
+            try await provider.modifyItem(
+                item.id, in: .drive, baseVersion: item.version, changes: changes, contents: FilePath(content.path))
         }
+        guard case .busy? = error else { return XCTFail("taken for done: \(String(describing: error))") }
+
+        // Its `PUT` landed: sent again, on the version it made, never taken for another writer's (a conflict).
+        let written = try await provider.modifyItem(
+            item.id, in: .drive, baseVersion: item.version, changes: changes, contents: FilePath(content.path))
+        XCTAssertFalse(written.changedElsewhere)
+        let puts = fixture.server.requests("PUT", file)
+        XCTAssertEqual(puts.map { $0.header("If-Match") }, ["\"1\"", "\"2\""])
+        XCTAssertEqual(fixture.server.count("PROPPATCH", file), 2)
+    }
+
+    func testARefusalInsideTheMultistatusIsNeverDone() async throws {
+        let refused = { (status: String) in
+            MisbehavingServer.Reply.answer(207, body: MultistatusBody.document([
+                "<D:response><D:href>/dav/com.folio.drive/a.txt</D:href>"
+                    + "<D:propstat><D:prop><F:tags xmlns:F=\"x\"/></D:prop><D:status>HTTP/1.1 \(status)</D:status>"
+                    + "</D:propstat><D:propstat><D:prop><F:id xmlns:F=\"x\"/></D:prop>"
+                    + "<D:status>HTTP/1.1 424 Failed Dependency</D:status></D:propstat></D:response>"
+            ]))
+        }
+        let (provider, item) = try await lockingServer(
+            proppatch: [refused("507 Insufficient Storage"), refused("500 Internal Server Error"), refused("403 Forbidden")])
+        let update = RemoteItemChanges(retryTag: "here@\(item.version)", tags: TagUpdate(base: [], tags: ["red"]))
+        var errors: [FolioError?] = []
+        for _ in 0..<3 {
+            errors.append(await folioError {
+                try await provider.modifyItem(item.id, in: .drive, baseVersion: item.version, changes: update, contents: nil)
+            })
+        }
+        guard case .noSpace? = errors[0], case .providerFailure(_, retryable: true)? = errors[1],
+            case .providerFailure(let message, retryable: false)? = errors[2]
+        else { return XCTFail("\(errors)") }
+        XCTAssertTrue(message.contains("needs you"), message)
+        XCTAssertEqual(WebDAVProvider.propertyRefusal(in: Data("<s>HTTP/1.1 200 OK</s><s>HTTP/1.1 424 x</s>".utf8)), 424)
+        XCTAssertNil(WebDAVProvider.propertyRefusal(in: Data("<s>HTTP/1.1 200 OK</s>".utf8)))
     }
 }

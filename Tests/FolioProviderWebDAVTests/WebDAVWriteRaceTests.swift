@@ -192,6 +192,46 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
         }
     }
 
+    /// Two devices tag one folder at the same moment, many rounds: a folder's tags are read, merged and written
+    /// under its lock (`Depth: 0`) as a file's are. Without it both devices read the tags before either wrote, and
+    /// the later write dropped the earlier device's tag.
+    func testTwoDevicesTaggingOneFolderAtOnceBothLand() async throws {
+        let here = try device("here")
+        let there = try device("there")
+        _ = try await here.listContainers()
+        _ = try await there.listContainers()
+        for round in 0..<Self.rounds {
+            let name = "folder-\(round)"
+            let made = try await here.createItem(
+                RemoteItemTemplate(
+                    id: .generate(), container: .drive, parentID: nil, name: name, kind: .directory,
+                    modificationTime: .now(), mode: 0o755, retryTag: "here@new"),
+                contents: nil)
+            let seen = try await there.enumerateWholeFolder(nil, in: .drive)
+            let other = try XCTUnwrap(seen.first { $0.name == name })
+            async let fromHere = Self.attempt {
+                try await here.modifyItem(
+                    made.id, in: .drive, baseVersion: made.version,
+                    changes: RemoteItemChanges(retryTag: "here@\(made.version)", tags: TagUpdate(base: [], tags: ["here"])),
+                    contents: nil)
+            }
+            async let fromThere = Self.attempt {
+                try await there.modifyItem(
+                    other.id, in: .drive, baseVersion: other.version,
+                    changes: RemoteItemChanges(retryTag: "there@\(other.version)", tags: TagUpdate(base: [], tags: ["there"])),
+                    contents: nil)
+            }
+            let (answerHere, answerThere) = await (fromHere, fromThere)
+            guard case .success(let hereItem) = answerHere, case .success(let thereItem) = answerThere else {
+                return XCTFail("round \(round): \(answerHere) | \(answerThere)")
+            }
+            XCTAssertTrue(Set(hereItem.tags ?? []).contains("here"), "round \(round): answered \(hereItem.tags ?? [])")
+            XCTAssertTrue(Set(thereItem.tags ?? []).contains("there"), "round \(round): answered \(thereItem.tags ?? [])")
+            let onServer = try await here.enumerateWholeFolder(nil, in: .drive).first { $0.name == name }
+            XCTAssertEqual(Set(onServer?.tags ?? []), ["here", "there"], "round \(round): the server's tags")
+        }
+    }
+
     /// While another client holds a lock on a name nothing is at (Apache's lock-null resource), listings show no
     /// file there, a create of that name waits (`.busy`), and a `chmod` of a locked file is `.busy` too, never
     /// taken for done; once the lock is gone, both go through.
