@@ -62,6 +62,21 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
         }
     }
 
+    /// The outcome (``attempt(_:)``) of the change by `device`, as the writer `writer`, of `item` as it saw it: the
+    /// tag `tag` added, and/or the content replaced by `contents`.
+    private static func update(
+        _ item: RemoteItem, on device: WebDAVProvider, as writer: String, adding tag: String?,
+        contents: FilePath? = nil
+    ) async -> Result<RemoteItem, FolioError> {
+        await attempt {
+            try await device.modifyItem(
+                item.id, in: .drive, baseVersion: item.version,
+                changes: RemoteItemChanges(
+                    retryTag: "\(writer)@\(item.version)", tags: tag.map { TagUpdate(base: [], tags: [$0]) }),
+                contents: contents)
+        }
+    }
+
     private func serverBytes(_ name: String) throws -> Data {
         try Data(contentsOf: URL(fileURLWithPath: fixture.driveFile(name)))
     }
@@ -157,19 +172,9 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
             let other = try XCTUnwrap(seen.first { $0.name == name })
             // Three rounds in four both tag it; in the fourth, `here` replaces its content while `there` tags it.
             let editing = round % 4 == 3
-            async let fromHere = Self.attempt {
-                try await here.modifyItem(
-                    made.id, in: .drive, baseVersion: made.version,
-                    changes: RemoteItemChanges(
-                        retryTag: "here@\(made.version)", tags: editing ? nil : TagUpdate(base: [], tags: ["here"])),
-                    contents: editing ? edit : nil)
-            }
-            async let fromThere = Self.attempt {
-                try await there.modifyItem(
-                    other.id, in: .drive, baseVersion: other.version,
-                    changes: RemoteItemChanges(retryTag: "there@\(other.version)", tags: TagUpdate(base: [], tags: ["there"])),
-                    contents: nil)
-            }
+            async let fromHere = Self.update(
+                made, on: here, as: "here", adding: editing ? nil : "here", contents: editing ? edit : nil)
+            async let fromThere = Self.update(other, on: there, as: "there", adding: "there")
             let (answerHere, answerThere) = await (fromHere, fromThere)
             let expected: Set<String> = editing ? ["there"] : ["here", "there"]
             guard case .success(let hereItem) = answerHere, case .success(let thereItem) = answerThere else {
@@ -209,18 +214,8 @@ final class WebDAVWriteRaceTests: ApacheProviderTestCase {
                 contents: nil)
             let seen = try await there.enumerateWholeFolder(nil, in: .drive)
             let other = try XCTUnwrap(seen.first { $0.name == name })
-            async let fromHere = Self.attempt {
-                try await here.modifyItem(
-                    made.id, in: .drive, baseVersion: made.version,
-                    changes: RemoteItemChanges(retryTag: "here@\(made.version)", tags: TagUpdate(base: [], tags: ["here"])),
-                    contents: nil)
-            }
-            async let fromThere = Self.attempt {
-                try await there.modifyItem(
-                    other.id, in: .drive, baseVersion: other.version,
-                    changes: RemoteItemChanges(retryTag: "there@\(other.version)", tags: TagUpdate(base: [], tags: ["there"])),
-                    contents: nil)
-            }
+            async let fromHere = Self.update(made, on: here, as: "here", adding: "here")
+            async let fromThere = Self.update(other, on: there, as: "there", adding: "there")
             let (answerHere, answerThere) = await (fromHere, fromThere)
             guard case .success(let hereItem) = answerHere, case .success(let thereItem) = answerThere else {
                 return XCTFail("round \(round): \(answerHere) | \(answerThere)")
