@@ -131,12 +131,16 @@ extension WebDAVProvider {
 
     /// The tokens of the locks on `path` that `owner` holds, from its `lockdiscovery` (none if nothing is there).
     static func lockTokens(of path: String, owner: String, client: WebDAVClient) async throws -> [String] {
+        try await activeLocks(of: path, client: client).filter { $0.owner == owner }.map(\.token)
+    }
+
+    /// The locks the server names in the `lockdiscovery` of `path` (none if nothing is there).
+    static func activeLocks(of path: String, client: WebDAVClient) async throws -> [WebDAVProperties.ActiveLock] {
         let reply = try await client.send(
             "PROPFIND", path, headers: [("Depth", "0"), ("Content-Type", "application/xml; charset=utf-8")],
             body: .bytes(Data(lockDiscoveryBody.utf8)), limit: WebDAVMultistatus.defaultLimit)
         guard reply.status == 207 else { return [] }
-        let listing = try WebDAVMultistatus.parse(reply.body)
-        return listing.responses.flatMap { $0.properties.activeLocks }.filter { $0.owner == owner }.map(\.token)
+        return try WebDAVMultistatus.parse(reply.body).responses.flatMap { $0.properties.activeLocks }
     }
 
     private static let lockDiscoveryBody = """

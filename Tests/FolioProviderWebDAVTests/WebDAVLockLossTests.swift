@@ -11,6 +11,7 @@ import XCTest
 ///   device's `PROPPATCH` under it is refused with `412`. A tag update refused so was taken for done, and the tag
 ///   was lost everywhere. It is `.busy` (tried again), never done; a content write whose `PUT` landed before the
 ///   refusal is recognised as its own when sent again.
+/// - A `412` under a lock the server still names is not that race: it needs the user, never retried forever.
 /// - A refusal inside the `207` (one property refused, the rest `424`) is never done either.
 /// - Another device's `PUT` can land while this device waits for the lock, or between its look and its write: the
 ///   answer of a change without content says that the file changed elsewhere, so the device never takes the
@@ -75,6 +76,32 @@ final class WebDAVLockLossTests: XCTestCase {
         XCTAssertEqual(sent.count, 2)
         XCTAssertTrue(sent.allSatisfy { $0.header("If") == "(<\(Self.token)>)" }, "both under the lock")
         XCTAssertTrue(sent.allSatisfy { String(decoding: $0.body, as: UTF8.self).contains("red") })
+    }
+
+    func testAPropertyWriteRefusedUnderALockTheServerStillNamesNeedsTheUser() async throws {
+        let (provider, item) = try await lockingServer(proppatch: [.answer(412)])
+        let server = fixture.server
+        let file = file
+        let plain = MultistatusBody.document([MultistatusBody.response(file, etag: "\"1\"", length: 1)])
+        let locked = MultistatusBody.document([
+            "<D:response><D:href>\(file)</D:href><D:propstat><D:prop><D:lockdiscovery><D:activelock>"
+                + "<D:locktype><D:write/></D:locktype><D:lockscope><D:exclusive/></D:lockscope><D:depth>0</D:depth>"
+                + "<D:owner>here</D:owner><D:locktoken><D:href>\(Self.token)</D:href></D:locktoken></D:activelock>"
+                + "</D:lockdiscovery></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+        ])
+        server.on("PROPFIND", file) { request in
+            .answer(207, body: String(decoding: request.body, as: UTF8.self).contains("lockdiscovery") ? locked : plain)
+        }
+        let update = RemoteItemChanges(retryTag: "here@\(item.version)", tags: TagUpdate(base: [], tags: ["red"]))
+        let error = await folioError {
+            try await provider.modifyItem(item.id, in: .drive, baseVersion: item.version, changes: update, contents: nil)
+        }
+        // (Busy would be retried forever: the lock this device holds is the one the server names.)
+        guard case .providerFailure(let message, retryable: false)? = error else {
+            return XCTFail("\(String(describing: error))")
+        }
+        XCTAssertTrue(message.contains("412") && message.contains("needs you"), message)
+        XCTAssertEqual(fixture.server.count("UNLOCK", file), 1)
     }
 
     func testAServerThatFailsAPropertyWriteIsAnErrorNeverDone() async throws {
