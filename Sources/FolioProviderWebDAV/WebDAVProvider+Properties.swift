@@ -8,10 +8,10 @@ extension WebDAVProvider {
     /// to a server that keeps properties, ``WebDAVServerTraits/keepsDeadProperties``): then a refusal is an error,
     /// retried if it can pass. A refusal that passes or needs the user throws either way: never taken for done.
     ///
-    /// A `412` is the refusal of the lock this task holds (``WebDAVLock/held``): Apache can grant one exclusive lock
-    /// to two `LOCK`s that arrive at once and keep only the other's (measured: 11 of 300 simultaneous pairs), and
-    /// then refuses every conditional write of the lock it lost. `.busy`: the write is tried again once the other
-    /// writer's lock is gone.
+    /// A `412` is mostly the refusal of the lock this task holds (``WebDAVLock/held``): Apache can grant one
+    /// exclusive lock to two `LOCK`s that arrive at once and keep only the other's (measured: 11 of 300 simultaneous
+    /// pairs), and then refuses every conditional write of the lock it lost. ``refusalOfCondition(_:at:)`` tells
+    /// that (`.busy`: tried again once the other writer's lock is gone) from a refusal that needs the user.
     @discardableResult
     func setProperties(
         _ properties: [String: String], at path: String, required: Bool = false
