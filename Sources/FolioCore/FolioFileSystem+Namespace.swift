@@ -317,6 +317,7 @@ extension FolioFileSystem {
         if let tombstone {
             state.tombstones[tombstone.itemID] = tombstone
             state.sync.recordFoldersChanged([node.parent], by: tombstone.itemID)
+            state.sync.deleteFrees(.init(parent: node.parent, name: node.name), of: tombstone.itemID)
         }
         for reference in references {
             state.removeReference(at: reference.location)

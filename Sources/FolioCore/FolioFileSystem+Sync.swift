@@ -239,7 +239,7 @@ extension FolioFileSystem {
                 }
                 guard nodeSequence != nil, let node = state.nodes.popOldestPending() else { break }
                 guard isReadyForUpload(node, state: state), !isHeldForSave(node, now: now, state: state),
-                      let parent = state.nodes[node.parent] else {
+                      !waitsForDeleteAtItsName(node, state: &state), let parent = state.nodes[node.parent] else {
                     skippedNodes.append(node.ino)
                     continue
                 }
@@ -289,6 +289,18 @@ extension FolioFileSystem {
 
     /// Whether a pending node can be uploaded now: not in flight, not being written, not waiting for a
     /// decision (conflicted, failed, a change refused until the user acts), and its parent known to the provider.
+    /// Whether the upload of `node` puts it at a name another item's pending delete frees on the remote (an item
+    /// removed here, and a new one made at its name): it waits for that delete, which wakes the uploader when it
+    /// ends, instead of clashing with the name and being retried.
+    private func waitsForDeleteAtItsName(_ node: Node, state: inout State) -> Bool {
+        if state.sync.namesFreedByDeletes.isEmpty { return false }
+        let tombstones = state.tombstones
+        let deletesInFlight = state.sync.deletesInFlight
+        return state.sync.deleteFreeing(.init(parent: node.parent, name: node.name), for: node.itemID) { other in
+            tombstones[other] != nil || deletesInFlight.contains(other)
+        } != nil
+    }
+
     private func isReadyForUpload(_ node: Node, state: borrowing State) -> Bool {
         if state.sync.uploadsInFlight.contains(node.itemID) { return false }
         if let session = state.sessions[node.ino], !session.handles.isEmpty { return false }
@@ -389,18 +401,26 @@ extension FolioFileSystem {
     }
 
     /// Records the outcome of a piece of upload work.
-    public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) {
+    @discardableResult
+    public func finishUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>) -> UploadFailure? {
         withStateLockForWriteThrough { state in recordUpload(work, result: result, state: &state) }
     }
 
     /// Records the outcomes of several pieces of upload work (one provider call's) under one hold of the lock.
-    public func finishUploads(_ outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)]) {
+    /// Returns how the core takes each failure, in order (``finishUpload(_:result:)``).
+    @discardableResult
+    public func finishUploads(
+        _ outcomes: [(work: UploadWork, result: Result<RemoteItem?, FolioError>)]
+    ) -> [UploadFailure?] {
         withStateLockForWriteThrough { state in
-            for (work, result) in outcomes { recordUpload(work, result: result, state: &state) }
+            outcomes.map { work, result in recordUpload(work, result: result, state: &state) }
         }
     }
 
-    private func recordUpload(_ work: UploadWork, result: Result<RemoteItem?, FolioError>, state: inout State) {
+    /// Records how an upload ended; returns how its failure is taken (`nil`: nothing is retried).
+    private func recordUpload(
+        _ work: UploadWork, result: Result<RemoteItem?, FolioError>, state: inout State
+    ) -> UploadFailure? {
         switch result {
         case .success:
             state.providerOnline = true
@@ -440,8 +460,14 @@ extension FolioFileSystem {
                     perform(state.sync.takeAgain(tombstone.itemID, in: tombstone.container), state: &state)
                 }
             }
-            // Not done: back into the upload order, to be retried.
-            if !removed { state.tombstones.requeue(tombstone) }
+            // Not done: back into the upload order, to be retried (whatever the reason: a delete has no state to
+            // hold it back in).
+            guard removed else {
+                state.tombstones.requeue(tombstone)
+                return .willClear(remedy: "retried until the remote deletes it")
+            }
+            state.sync.deleteNoLongerPending(tombstone.itemID)
+            return nil
         case .create(let ino, let template, _, let generation, let epoch):
             let timeResentMeanwhile = state.sync.uploadEnded(template.id)
             // A retried create whose first attempt landed answers with the item where that attempt put it.
@@ -450,7 +476,7 @@ extension FolioFileSystem {
                 placed = item.name == template.name && item.parentID == template.parentID
                     && item.container == template.container
             }
-            finishItemUpload(
+            return finishItemUpload(
                 ino: ino, itemID: template.id, container: template.container, generation: generation,
                 epoch: epoch, contentSent: true, placed: placed, timeResentMeanwhile: timeResentMeanwhile,
                 result: result, state: &state)
@@ -459,17 +485,20 @@ extension FolioFileSystem {
             if let sent = changes.tags, case .success(let item) = result {
                 tagUpdateLanded(ino: ino, itemID: itemID, sent: sent, answer: item?.tags, state: &state)
             }
-            finishItemUpload(
+            return finishItemUpload(
                 ino: ino, itemID: itemID, container: container, generation: generation, epoch: epoch,
                 contentSent: contents != nil, placed: true, timeResentMeanwhile: timeResentMeanwhile, result: result,
                 state: &state)
         }
     }
 
+    /// Records how the upload of an item ended; returns how its failure is taken (`nil`: nothing is retried).
     private func finishItemUpload(
         ino: UInt64, itemID: ItemID, container: ContainerID, generation: UInt64, epoch: UInt64, contentSent: Bool,
         placed: Bool, timeResentMeanwhile: Bool, result: Result<RemoteItem?, FolioError>, state: inout State
-    ) {
+    ) -> UploadFailure? {
+        var judged: UploadFailure?
+        if case .failure(let error) = result { judged = UploadFailure(error) }
         // An atomic save may have moved the item to another inode while the upload ran.
         let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
         guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
@@ -490,7 +519,7 @@ extension FolioFileSystem {
                 batch.tombstoneUpserts.append(tombstone)
                 if (try? persist(batch, state: &state)) != nil { state.tombstones[itemID] = tombstone }
             }
-            return
+            return judged
         }
         var uncertain = false
         if case .failure(let error) = result {
@@ -568,6 +597,7 @@ extension FolioFileSystem {
             } else {
                 UploadFailure(error)
             }
+            judged = failure
             if case .uploading(let current) = node.state {
                 do {
                     try node.apply(.uploadFailed(
@@ -589,6 +619,7 @@ extension FolioFileSystem {
         }
         // Written with the next group write: lost in a crash, the upload is simply made again.
         saveDeferred(node, state: &state)
+        return judged
     }
 
     // MARK: Remote items

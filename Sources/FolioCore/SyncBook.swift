@@ -60,6 +60,11 @@ struct SyncBook: Sendable {
     /// Whether a merge left a remote change to an item a save holds for later (a refresh is asked for when the
     /// save's window ends).
     private(set) var remoteChangesWaitForSave = false
+    /// Names that a pending delete frees on the remote (where the deleted item was when it was removed here), by
+    /// location, and the other way round: an upload that puts another item at such a name waits for that delete
+    /// (an effect with a dependency, not a clash that is retried). Forgotten once the delete is no longer pending.
+    private(set) var namesFreedByDeletes: [ExternalReference.Location: ItemID] = [:]
+    private var freedNameOfDelete: [ItemID: ExternalReference.Location] = [:]
     /// Bumped by every upload that changed the provider, and by every merge after which an older enumeration
     /// must not be applied: an enumeration taken before a bump is stale.
     private(set) var remoteEpoch: UInt64 = 0
@@ -94,6 +99,36 @@ struct SyncBook: Sendable {
     /// The remote delete of `id` ended (whatever its outcome).
     mutating func deleteEnded(_ id: ItemID) {
         deletesInFlight.remove(id)
+    }
+
+    /// The delete of `id`, queued now, frees `location` on the remote: what another item puts there waits for it.
+    mutating func deleteFrees(_ location: ExternalReference.Location, of id: ItemID) {
+        if let earlier = freedNameOfDelete.updateValue(location, forKey: id), earlier != location,
+           namesFreedByDeletes[earlier] == id {
+            namesFreedByDeletes[earlier] = nil
+        }
+        if let other = namesFreedByDeletes.updateValue(id, forKey: location), other != id {
+            freedNameOfDelete[other] = nil
+        }
+    }
+
+    /// The delete an upload of `id` to `location` waits for: the pending delete of another item that had the
+    /// name (`isPending` says whether a delete of an item is still queued or in flight), or `nil`. A delete that
+    /// is no longer pending is forgotten.
+    mutating func deleteFreeing(
+        _ location: ExternalReference.Location, for id: ItemID, isPending: (ItemID) -> Bool
+    ) -> ItemID? {
+        guard let other = namesFreedByDeletes[location], other != id else { return nil }
+        if isPending(other) { return other }
+        namesFreedByDeletes[location] = nil
+        freedNameOfDelete[other] = nil
+        return nil
+    }
+
+    /// The delete of `id` is no longer pending (it landed, or was dropped): the name it freed is forgotten.
+    mutating func deleteNoLongerPending(_ id: ItemID) {
+        guard let location = freedNameOfDelete.removeValue(forKey: id) else { return }
+        if namesFreedByDeletes[location] == id { namesFreedByDeletes[location] = nil }
     }
 
     /// An upload or delete of `id` landed on the remote: the folders whose time it changed have theirs sent

@@ -287,20 +287,18 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             outcomes.append((work, result))
         }
         return handOff.withLock { _ in
-            let outcome = noting(Self.outcome(outcomes.map(\.result)))
-            fileSystem.finishUploads(outcomes)
-            return outcome
+            // The loop hears of the call before the core may report its work again (see `retriedFailures`); how
+            // each failure is taken is the core's to say, so it is counted in the same hold of `handOff`.
+            noting(Self.outcome(fileSystem.finishUploads(outcomes)))
         }
     }
 
-    /// How a call with these results ended: retried if any failure is, else needing the user if any failure does.
-    private static func outcome(_ results: [Result<RemoteItem?, FolioError>]) -> Outcome {
-        let failures = results.compactMap { result -> FolioError? in
-            if case .failure(let error) = result { return error }
-            return nil
-        }
+    /// How a call ended, from how the core took its failures (``FolioFileSystem/finishUploads(_:)``): retried (after
+    /// a backoff) if any failure is, else needing the user if any failure does.
+    private static func outcome(_ failures: [UploadFailure?]) -> Outcome {
+        let failures = failures.compactMap { $0 }
         if failures.isEmpty { return .succeeded }
-        return failures.allSatisfy { UploadFailure($0).needsUser } ? .needsUser : .willRetry
+        return failures.allSatisfy(\.needsUser) ? .needsUser : .willRetry
     }
 
     private func perform(_ work: UploadWork) async -> Outcome {
@@ -327,13 +325,8 @@ public final class Uploader<C: Clock>: UploadScheduling where C.Duration == Dura
             logger.warning("upload failed, will retry if it can: \(work.summary): \(error)")
         }
         work.closeContents()
-        // A delete that fails is retried whatever the reason (it has no state to hold it back in).
-        var outcome = Self.outcome([result])
-        if case .delete = work, case .failure = result { outcome = .willRetry }
-        return handOff.withLock { [outcome] _ in
-            _ = noting(outcome)
-            fileSystem.finishUpload(work, result: result)
-            return outcome
+        return handOff.withLock { _ in
+            noting(Self.outcome([fileSystem.finishUpload(work, result: result)]))
         }
     }
 }

@@ -176,15 +176,41 @@ final class UploadRetryTests: XCTestCase {
         }
     }
 
-    /// A file deleted here and a new one made at its name (another program: a new item): the create may reach the
-    /// remote before the delete of the old one (after a crash both go again at once), and find the name taken.
-    /// That clash passes once the delete lands: the create waits and is retried, never `failed` for the user.
+    /// A file deleted here and a new one made at its name (another program: a new item): the create is ordered
+    /// after the delete it depends on, so it never finds the name taken (issue 36: it was retried thousands of
+    /// times a second while the delete waited).
+    func testACreateAtANameWhoseDeleteIsPendingWaitsForTheDelete() async throws {
+        let clock = ManualClock()
+        let harness = try CoreHarness(clock: clock)
+        let old = try await harness.uploadedDocument("n.txt", "old")
+        try harness.fileSystem.unlink(parent: 1, name: "n.txt", context: CoreHarness.context(300))
+        try await harness.write("n.txt", "new", process: 400)
+        XCTAssertEqual(harness.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "the delete waits for a save")
+        clock.advance(by: .seconds(3))  // past the window in which a save could still take the old item over
+        let first = harness.fileSystem.nextUploadWork(limit: 4)
+        XCTAssertEqual(first.count, 1, "only the delete goes: \(first.map(\.summary))")
+        guard case .delete(let tombstone, _)? = first.first else { return XCTFail("\(first.map(\.summary))") }
+        XCTAssertEqual(tombstone.itemID, old.id)
+        XCTAssertEqual(harness.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "the create waits for it")
+        harness.fileSystem.finishUpload(first[0], result: .success(nil))
+        let second = harness.fileSystem.nextUploadWork(limit: 4)
+        XCTAssertEqual(second.count, 1, "\(second.map(\.summary))")
+        guard case .create(_, let template, _, _, _)? = second.first else { return XCTFail("\(second.map(\.summary))") }
+        XCTAssertNotEqual(template.id, old.id)
+        XCTAssertEqual(template.name, "n.txt")
+        second.forEach { $0.closeContents() }
+    }
+
+    /// The same after a crash: the order is not kept across a restart, so the create may reach the remote before
+    /// the delete of the old item (both go again at once) and find the name taken. That clash passes once the
+    /// delete lands: the create waits and is retried (after a backoff), never `failed` for the user.
     func testANameTakenByAnItemWhoseDeleteIsPendingIsRetriedNotFailed() async throws {
         let clock = ManualClock()
         let harness = try CoreHarness(clock: clock)
         let old = try await harness.uploadedDocument("n.txt", "old")
         try harness.fileSystem.unlink(parent: 1, name: "n.txt", context: CoreHarness.context(300))
         try await harness.write("n.txt", "new", process: 400)
+        try harness.remount()  // as after a crash: what orders the create after the delete is not stored
         clock.advance(by: .seconds(3))  // past the window in which a save could still take the old item over
         let works = harness.fileSystem.nextUploadWork(limit: 2)  // the delete and the create, at once
         let create = try XCTUnwrap(works.first { work in
@@ -192,7 +218,9 @@ final class UploadRetryTests: XCTestCase {
             return false
         }, "\(works.map(\.summary))")
         create.closeContents()
-        harness.fileSystem.finishUpload(create, result: .failure(.exists("n.txt")))
+        XCTAssertEqual(
+            harness.fileSystem.finishUpload(create, result: .failure(.exists("n.txt")))?.needsUser, false,
+            "the uploader is told to back off and retry it")
         XCTAssertEqual(harness.fileSystem.status().failures, [], "a passing clash needs nobody")
         XCTAssertTrue(harness.fileSystem.status().waiting.contains { $0.hasPrefix("n.txt") },
             "\(harness.fileSystem.status().waiting)")
