@@ -67,6 +67,9 @@ extension FolioFileSystem {
             xattrs = holder.xattrs
             pinned = holder.pinned
             holder.itemID = .generate()
+            // The backup is a new file: the document's tags stay with the document (DESIGN.md §2).
+            holder.tags = []
+            holder.remoteTags = nil
             holder.remoteVersion = nil
             holder.remoteContainer = nil
             holder.generation += 1

@@ -47,6 +47,20 @@ class EditorSaveMountTests: MountTestCase {
 
     private func inode(_ path: String) -> String { Shell.check("stat -c %i '\(path)'") }
 
+    /// The backup an editor's save left is a new file: it has none of the document's tags, and `.Tags/` lists
+    /// the document only (the tags stayed with the item that kept the name).
+    private func expectUntaggedBackup(
+        _ backup: String, of name: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let attribute = Shell.run("getfattr --only-values -n user.xdg.tags '\(fixture.path(backup))'")
+        XCTAssertNotEqual(attribute.status, 0, "the backup has no tags: \(attribute.stdout)", file: file, line: line)
+        for tag in tags.split(separator: ",") {
+            XCTAssertEqual(
+                Shell.run("ls '\(fixture.path(".Tags/\(tag)"))'").stdout, "\(name)\n", "only the document is tagged",
+                file: file, line: line)
+        }
+    }
+
     private func remoteNames() -> [String] {
         fixture.remoteNames("").filter { !$0.hasPrefix(".folio") }
     }
@@ -88,6 +102,7 @@ class EditorSaveMountTests: MountTestCase {
         XCTAssertEqual(fixture.remoteText("doc.txt~"), "one\n", "the backup is a document of its own")
         let backupID = try XCTUnwrap(remoteID("doc.txt~"))
         XCTAssertNotEqual(backupID, id)
+        expectUntaggedBackup("doc.txt~", of: "doc.txt")
 
         Shell.check("\(vim) -c 'normal Gothree' -c 'wq' '\(fixture.path("doc.txt"))'")
         expectSameDocument("doc.txt", id: id, content: "one\ntwo\nthree\n")
@@ -114,6 +129,7 @@ class EditorSaveMountTests: MountTestCase {
         XCTAssertEqual(fixture.remoteText("doc.txt~"), "one\n", "the backup is a document of its own")
         let backupID = try XCTUnwrap(remoteID("doc.txt~"))
         XCTAssertNotEqual(backupID, id)
+        expectUntaggedBackup("doc.txt~", of: "doc.txt")
 
         Shell.check(emacs("three"))
         expectSameDocument("doc.txt", id: id, content: "one\ntwo\nthree\n")
@@ -138,6 +154,7 @@ class EditorSaveMountTests: MountTestCase {
         expectSameDocument("doc.txt", id: id, content: "three\n")
         XCTAssertEqual(fixture.remoteText("doc.txt~"), "two\n")
         XCTAssertEqual(remoteNames(), ["doc.txt", "doc.txt~"])
+        expectUntaggedBackup("doc.txt~", of: "doc.txt")
     }
 
     // MARK: LibreOffice
