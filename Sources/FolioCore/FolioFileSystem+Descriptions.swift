@@ -7,6 +7,17 @@ public protocol ContentDescribing: Sendable {
     /// Nodes were stored (their content, version, name or place may have changed) or removed. Called with the
     /// core's lock held: it must only note the call (signal a wake-up) and return.
     func nodesChanged()
+
+    /// The type a file's name alone gives, for a file whose content was never described here (a placeholder):
+    /// a type the name is sure of, which no thumbnailer handles (a description of the content would say no
+    /// more), else `nil`. Asked when it is read (`user.mime_type`), never stored: a walk of a big tree of
+    /// placeholders describes nothing. Called without the core's lock.
+    func typeOfName(_ name: String) -> String?
+}
+
+extension ContentDescribing {
+    /// By default, names say nothing.
+    public func typeOfName(_ name: String) -> String? { nil }
 }
 
 extension FolioFileSystem {
@@ -28,6 +39,11 @@ extension FolioFileSystem {
             defer { state.describeWanted.removeAll() }
             return state.describeWanted
         }
+    }
+
+    /// How many nodes wait for the describer (``takeDescriptionWork()``): it waits while this grows (a walk).
+    public var descriptionWorkCount: Int {
+        state.withLock { $0.describeWanted.count }
     }
 
     /// Notes the nodes a store batch writes or deletes for the describer, and wakes it when the set was empty.
@@ -111,8 +127,29 @@ extension FolioFileSystem {
         }
     }
 
-    /// The type the description of a node's current content gives.
-    func describedType(of node: Node) -> String? {
-        currentDescription(of: node)?.contentType
+    /// What the type of a node's current content is, as far as the core knows under its lock.
+    enum TypeAnswer {
+        /// The description of its content gives this type (`nil`: it has none).
+        case described(String?)
+        /// Not described: the type the name alone gives, if any (``ContentDescribing/typeOfName(_:)``).
+        case byName(String)
+    }
+
+    /// ``TypeAnswer`` of `node`: a file at a provider version, with no local change waiting and no description of
+    /// that version, is typed by its name (outside the lock).
+    func typeAnswer(of node: Node) -> TypeAnswer {
+        if let description = currentDescription(of: node) { return .described(description.contentType) }
+        guard node.kind == .file, node.remoteVersion != nil, !node.state.hasPendingLocalVersion else {
+            return .described(nil)
+        }
+        return .byName(node.name)
+    }
+
+    /// The type a ``TypeAnswer`` gives, asking the describer for a name's (call without the lock).
+    func resolvedType(_ answer: TypeAnswer) -> String? {
+        switch answer {
+        case .described(let type): return type
+        case .byName(let name): return describerHook.withLock { $0 }?.typeOfName(name)
+        }
     }
 }

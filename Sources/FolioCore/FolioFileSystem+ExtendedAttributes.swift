@@ -11,18 +11,27 @@ extension FolioFileSystem {
 
     /// The value of extended attribute `name`.
     public func extendedAttribute(_ ino: UInt64, name: String) throws(FolioError) -> [UInt8] {
-        try state.withLock { state throws(FolioError) in
+        enum Answer { case value([UInt8]), type(TypeAnswer) }
+        let answer = try state.withLock { state throws(FolioError) -> Answer in
             guard let node = state.node(ino) else {
                 if VirtualFolder.isVirtual(ino) { throw .noAttribute(name) }
                 throw .notFound("inode \(ino)")
             }
+            if name == "user.folio.type" || (name == Self.mimeTypeAttribute && node.xattrs[name] == nil) {
+                return .type(typeAnswer(of: node))  // (a type by name is asked for outside the lock)
+            }
             if name.hasPrefix(Self.folioAttributePrefix) {
                 guard let value = folioAttribute(node, name: name, state: state) else { throw .noAttribute(name) }
-                return Array(value.utf8)
+                return .value(Array(value.utf8))
             }
-            if let value = node.xattrs[name] { return value }
-            if name == Self.mimeTypeAttribute, let type = describedType(of: node) { return Array(type.utf8) }
+            if let value = node.xattrs[name] { return .value(value) }
             throw .noAttribute(name)
+        }
+        switch answer {
+        case .value(let value): return value
+        case .type(let typeAnswer):
+            guard let type = resolvedType(typeAnswer) else { throw .noAttribute(name) }
+            return Array(type.utf8)
         }
     }
 
@@ -38,8 +47,7 @@ extension FolioFileSystem {
         case "user.folio.pinned": return node.pinned ? "1" : "0"
         case "user.folio.version": return node.remoteVersion
         case "user.folio.versions": return conflictVersionsAttribute(node, state: state)
-        case "user.folio.type": return describedType(of: node)
-        default: return nil
+        default: return nil  // (`user.folio.type`: see extendedAttribute(_:name:))
         }
     }
 
@@ -69,18 +77,19 @@ extension FolioFileSystem {
 
     /// Names of all extended attributes of a node.
     public func extendedAttributeNames(_ ino: UInt64) throws(FolioError) -> [String] {
-        try state.withLock { state throws(FolioError) in
+        let (folio, stored, type) = try state.withLock { state throws(FolioError) in
             guard let node = state.node(ino) else {
-                if VirtualFolder.isVirtual(ino) { return [] }
+                if VirtualFolder.isVirtual(ino) { return ([String](), [String](), TypeAnswer.described(nil)) }
                 throw .notFound("inode \(ino)")
             }
             let folio = Self.folioAttributes.filter { folioAttribute(node, name: $0, state: state) != nil }
-            var stored = node.xattrs.keys.filter { !$0.hasPrefix(Self.folioAttributePrefix) }
-            if node.xattrs[Self.mimeTypeAttribute] == nil, describedType(of: node) != nil {
-                stored.append(Self.mimeTypeAttribute)
-            }
-            return folio + stored.sorted()
+            let stored = node.xattrs.keys.filter { !$0.hasPrefix(Self.folioAttributePrefix) }
+            return (folio, stored, typeAnswer(of: node))
         }
+        // The type's names, when there is a type (asked for outside the lock): `user.folio.type` last of Folio's.
+        guard resolvedType(type) != nil else { return folio + stored.sorted() }
+        let mime = stored.contains(Self.mimeTypeAttribute) ? [] : [Self.mimeTypeAttribute]
+        return folio + ["user.folio.type"] + (stored + mime).sorted()
     }
 
     /// Sets an extended attribute. `user.folio.pinned` is settable (as ``setPinned(_:_:)``: a folder

@@ -33,6 +33,9 @@ public final class Describer: ContentDescribing, Sendable {
     private let workFolder: String
     private let wake = WakeSignal()
     private let book = Mutex(Book())
+    /// The thumbnailer of each type met so far (`nil`: none): deciding it asks GIO whether the type is a kind of
+    /// each type every thumbnailer names, too dear to do again for every file of a big tree.
+    private let thumbnailerOfType = Mutex<[String: Thumbnailer?]>([:])
     private let loop = Mutex<Task<Void, Never>?>(nil)
 
     private struct Book {
@@ -69,8 +72,10 @@ public final class Describer: ContentDescribing, Sendable {
         var outcome: ThumbnailOutcome
     }
 
-    /// How long a wake-up waits for more changes to gather.
+    /// How long a wake-up waits for more changes to gather (and waits again while more come).
     static let gathering: Duration = .milliseconds(200)
+    /// The longest a wake-up waits for changes to stop coming.
+    static let longestGathering: Duration = .seconds(30)
     /// How often descriptions the provider did not take are tried again.
     static let retryInterval: Duration = .seconds(15)
     /// When a placeholder without a description is asked about again, after each ask (then no more: its content
@@ -101,6 +106,21 @@ public final class Describer: ContentDescribing, Sendable {
         wake.signal()
     }
 
+    /// What the name alone says of a placeholder: a type shared-mime-info is sure of, which no thumbnailer here
+    /// handles (where one does, the description of its content, once made, says more). Never stored.
+    public func typeOfName(_ name: String) -> String? {
+        guard let type = ContentTypes.typeOfName(name), thumbnailer(for: type) == nil else { return nil }
+        return type
+    }
+
+    /// The thumbnailer for `type`, remembered.
+    private func thumbnailer(for type: String) -> Thumbnailer? {
+        if let known = thumbnailerOfType.withLock({ $0[type] }) { return known }
+        let found = thumbnailers.thumbnailer(for: type)
+        thumbnailerOfType.withLock { $0[type] = found }
+        return found
+    }
+
     /// Starts the background loop.
     public func start() {
         mkdir(workFolder, 0o700)
@@ -112,7 +132,7 @@ public final class Describer: ContentDescribing, Sendable {
                 let wait = nextAsk.map { min(max($0 - .now, .zero), Self.retryInterval) } ?? Self.retryInterval
                 await wake.wait(upTo: wait)
                 guard !Task.isCancelled else { break }
-                try? await Task.sleep(for: Self.gathering)
+                await gather()
                 let now = ContinuousClock.now
                 let retried = book.withLock { $0.asks.dueAt(now) }
                 await process(fileSystem.takeDescriptionWork().union(retried))
@@ -120,6 +140,20 @@ public final class Describer: ContentDescribing, Sendable {
             }
         }
         loop.withLock { $0 = task }
+    }
+
+    /// Waits until the nodes to describe stop coming (``gathering`` without a new one), at most ``longestGathering``:
+    /// a walk of a big tree of placeholders (`find`, a file manager) stores every folder it lists, and describing
+    /// belongs after it, not in its way.
+    private func gather() async {
+        let deadline = ContinuousClock.now + Self.longestGathering
+        var seen = -1
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.gathering)
+            let count = fileSystem.descriptionWorkCount
+            if count == seen || ContinuousClock.now >= deadline { return }
+            seen = count
+        }
     }
 
     /// Stops the background loop.
@@ -139,6 +173,9 @@ public final class Describer: ContentDescribing, Sendable {
             }
         }
         guard let description = fileSystem.contentDescription(of: ino) else {
+            if let type = typeOfName(node.name) {
+                throw .noAttribute("no thumbnail: no thumbnailer here handles \(type)")
+            }
             throw .noAttribute("no thumbnail: the content of this version was never here to make one (open or download it)")
         }
         switch description.thumbnails {
@@ -208,9 +245,10 @@ public final class Describer: ContentDescribing, Sendable {
                 for item in chunk {
                     guard let description = found[item.id], description.version == item.version else {
                         clear(item.ino, gone: false)
-                        if let named = describedByName(item) {
-                            // Nothing was sent for it: what the name says is its description (see describeHere).
-                            fileSystem.recordDescription(named, of: item.ino)
+                        if typeOfName(item.name) != nil {
+                            // Nothing was sent for it: what the name says is all (see describeHere), and the core
+                            // asks for it when it is read: nothing to store, nothing to ask again.
+                            book.withLock { $0.asks.forget(item.ino) }
                         } else {
                             awaitDescription(of: item.ino, version: item.version)
                         }
@@ -221,14 +259,6 @@ public final class Describer: ContentDescribing, Sendable {
                 }
             }
         }
-    }
-
-    /// The description a file's name alone gives, where the describing device would have sent none: a type the name
-    /// is sure of, which no thumbnailer here handles.
-    private func describedByName(_ placeholder: PlaceholderToDescribe) -> ContentDescription? {
-        guard let type = ContentTypes.typeOfName(placeholder.name), thumbnailers.thumbnailer(for: type) == nil
-        else { return nil }
-        return ContentDescription(version: placeholder.version, contentType: type, thumbnails: .none)
     }
 
     /// Schedules the next ask about a placeholder the provider had no description for (a new version starts over).
@@ -244,7 +274,7 @@ public final class Describer: ContentDescribing, Sendable {
         let type = ContentTypes.guess(name: content.name, sample: sample)
         var thumbnails: [ThumbnailSize: [UInt8]] = [:]
         var outcome = ThumbnailOutcome.none
-        if let type, let thumbnailer = thumbnailers.thumbnailer(for: type) {
+        if let type, let thumbnailer = thumbnailer(for: type) {
             let folder = "\(workFolder)/\(UUID().uuidString)"
             guard mkdir(folder, 0o700) == 0 else { return }
             defer { try? FileManager.default.removeItem(atPath: folder) }
