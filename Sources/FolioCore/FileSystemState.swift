@@ -61,6 +61,8 @@ struct State: Sendable {
     var unsavedNodes: Set<UInt64> = []
     /// Tombstones the next group write stores as they are then (or deletes, if they are gone).
     var unsavedTombstones: Set<ItemID> = []
+    /// Sync anchors the next write stores (those of a queued merge whose write failed, written again from memory).
+    var unsavedAnchors: [ContainerID: SyncAnchor] = [:]
     /// Version files to delete once the staged rows that no longer refer to them are written.
     var unsavedFileRemovals: [String] = []
     var groupWriteScheduled = false

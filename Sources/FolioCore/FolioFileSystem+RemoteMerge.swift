@@ -151,19 +151,27 @@ extension FolioFileSystem {
         try loadStoredChildren(of: folders, state: &state)
     }
 
-    /// Runs a merge under the lock (unless `epoch` is stale), writes its batch, and sends what it invalidated
-    /// and replays; `applied` updates the in-memory state once the batch is written.
+    /// Runs a merge under the lock (unless `epoch` is stale) and queues its batch, then, outside the lock, waits for
+    /// the batch to be written (the merge's rows and its anchor in one transaction) and sends what it invalidated and
+    /// replays; `applied` updates the in-memory state as the batch is queued. A batch that cannot be written is
+    /// written again from memory by the next write (its rows and anchor are staged again), and the error is thrown.
+    /// (A merge that changes references writes them through, under the lock: rare, and they are not queued.)
     private func merge(
         epoch: UInt64?, _ body: (inout State, inout StoreBatch) throws(FolioError) -> MergeOutcome?,
         applied: ((inout State) -> Void)? = nil
     ) throws(FolioError) -> Bool {
         var stale: [PartialContent] = []
-        let outcome = try withStateLockForWriteThrough { state throws(FolioError) -> MergeOutcome? in
+        let merged = try state.withLock { state throws(FolioError) -> (MergeOutcome, UInt64?)? in
             if let epoch, !state.sync.isCurrent(epoch) { return nil }
             var batch = StoreBatch()
             guard let outcome = try body(&state, &batch) else { return nil }
             let departedContent = contentOfDepartedFolders(state: &state)
-            try persist(batch, state: &state)
+            var ticket: UInt64?
+            if batch.referenceUpserts.isEmpty && batch.referenceDeletes.isEmpty {
+                ticket = try enqueuePersist(batch, state: &state)
+            } else {
+                try persist(batch, state: &state)
+            }
             if !departedContent.isEmpty {  // (with the next write: the rows naming them are gone now)
                 state.unsavedFileRemovals += departedContent
                 scheduleGroupWrite(state: &state)
@@ -172,11 +180,12 @@ extension FolioFileSystem {
             if outcome.conflictSeen { keeper?.contentChanged() }
             // Bytes kept of a version the remote replaced, or of an item it removed, go.
             if !state.partials.isEmpty { stale = stalePartials(state: &state) }
-            return outcome
+            return (outcome, ticket)
         }
         removePartialFiles(stale)
-        guard let outcome else { return false }
+        guard let (outcome, ticket) = merged else { return false }
         deliver(outcome)
+        try writeStore(through: ticket)
         return true
     }
 

@@ -401,6 +401,7 @@ public final class FolioFileSystem: Sendable {
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
         state.unsavedFileRemovals.removeAll()
+        state.unsavedAnchors.removeAll()
         if writesRecents { state.virtual.lastUseUnsaved = false }
         state.storeFailure = nil
     }
@@ -436,9 +437,9 @@ public final class FolioFileSystem: Sendable {
     func enqueuePersist(
         _ batch: StoreBatch, durable: Bool = false, commit: QueuedCommit? = nil, state: inout State
     ) throws(FolioError) -> UInt64? {
-        precondition(batch.values.isEmpty && batch.anchors.isEmpty && batch.referenceUpserts.isEmpty
+        precondition(batch.values.isEmpty && batch.referenceUpserts.isEmpty
             && batch.referenceDeletes.isEmpty && batch.conflictUpserts.isEmpty && batch.conflictDeletes.isEmpty,
-            "only node and tombstone rows are queued")
+            "only node and tombstone rows and anchors are queued")
         if state.storeFailure != nil || storeWriter.hasFailed {
             try persist(batch, durable: durable, state: &state)
             for file in commit?.replaced ?? [] { cache.remove(file) }
@@ -450,6 +451,7 @@ public final class FolioFileSystem: Sendable {
         state.unsavedNodes.removeAll()
         state.unsavedTombstones.removeAll()
         state.unsavedFileRemovals.removeAll()
+        state.unsavedAnchors.removeAll()
         if writesRecents { state.virtual.lastUseUnsaved = false }
         return ticket
     }
@@ -491,6 +493,7 @@ public final class FolioFileSystem: Sendable {
             for tombstone in batch.tombstoneUpserts { state.unsavedTombstones.insert(tombstone.itemID) }
             for itemID in batch.tombstoneDeletes { state.unsavedTombstones.insert(itemID) }
             if batch.values[VirtualFolderState.storeKey] != nil { state.virtual.lastUseUnsaved = true }
+            state.unsavedAnchors.merge(batch.anchors) { _, later in later }  // (the batches come in order)
         }
         state.unsavedFileRemovals = removals + kept + state.unsavedFileRemovals
     }
@@ -531,7 +534,7 @@ public final class FolioFileSystem: Sendable {
         combined.tombstoneUpserts += batch.tombstoneUpserts
         combined.tombstoneDeletes += batch.tombstoneDeletes
         combined.values = batch.values
-        combined.anchors = batch.anchors
+        combined.anchors = state.unsavedAnchors.merging(batch.anchors) { $1 }
         // Recents go with group writes only (an empty `batch`), not with every commit.
         let writesRecents = state.virtual.lastUseUnsaved && batch.isEmpty
         if writesRecents {

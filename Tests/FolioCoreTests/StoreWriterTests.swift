@@ -226,4 +226,62 @@ final class StoreWriterTests: XCTestCase {
         let source = try reopened.readSource(opened.handle)
         XCTAssertEqual(source.size, 4)
     }
+
+    /// A remote merge (a folder's listing, a change set with its anchor) queues its rows and anchor and has them
+    /// written outside the lock, in one transaction: a `stat` never waits for a merge's SQLite write (issue 36).
+    func testARemoteMergeWritesItsRowsAndAnchorOutsideTheLock() async throws {
+        let probe = LockProbe()
+        let core = try CoreHarness(groupWriteDelay: .seconds(60), beforeStoreWrite: { probe.check($0) })
+        let fileSystem = core.fileSystem
+        try fileSystem.registerContainers([(.drive, SyncAnchor("a1"))])
+        probe.fileSystem.withLock { $0 = fileSystem }
+        let listed = (0..<200).map { listedFile("f\($0)", "file\($0).txt") }
+        XCTAssertTrue(try fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: listed))
+        XCTAssertTrue(try fileSystem.applyChanges(
+            RemoteChanges(updated: [listedFile("g", "new.txt")], deleted: [ItemID("f0")], anchor: SyncAnchor("a2")),
+            in: .drive))
+        let transactions = probe.take()
+        XCTAssertEqual(transactions.count, 2, "one transaction per merge")
+        XCTAssertEqual(transactions.map(\.underLock), [false, false], "written outside the lock")
+
+        // Written before the merge returned: a daemon killed now (the group write never ran) finds both.
+        try core.crashAndRestart()
+        XCTAssertEqual(core.fileSystem.anchor(of: .drive), SyncAnchor("a2"))
+        XCTAssertEqual(try core.list("").count, 200)
+        XCTAssertNoThrow(try core.ino("new.txt"))
+        XCTAssertThrowsError(try core.ino("file0.txt"))
+    }
+
+    /// A merge whose write fails says so, and what it merged (its rows and its anchor together) is written by the
+    /// next write that works: never an anchor without the changes it stands for, nor the other way round.
+    func testAMergeWhoseWriteFailsIsWrittenWithItsAnchorByTheNextWrite() throws {
+        let directory = NSTemporaryDirectory() + "folio-writer-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try FlakyStore(path: directory + "/metadata.sqlite")
+        let cache = try ContentCache(directory: FilePath(directory + "/content"))
+        let configuration = FileSystemConfiguration(groupWriteDelay: .seconds(60))
+        let fileSystem = try FolioFileSystem(
+            store: store, cache: cache, configuration: configuration, logger: Logger(label: "test"))
+        try fileSystem.registerContainers([(.drive, SyncAnchor("a1"))])
+        XCTAssertTrue(try fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: [listedFile("f", "one.txt")]))
+
+        store.failing.withLock { $0 = true }
+        XCTAssertThrowsError(try fileSystem.applyChanges(
+            RemoteChanges(updated: [listedFile("g", "two.txt")], deleted: [], anchor: SyncAnchor("a2")), in: .drive),
+            "the merge says its write failed") {
+            guard case FolioError.noSpace = $0 else { return XCTFail("the store's error, not \($0)") }
+        }
+        XCTAssertNoThrow(try fileSystem.lookup(parent: FolioFileSystem.rootIno, name: "two.txt"), "merged in memory")
+        XCTAssertEqual(fileSystem.anchor(of: .drive), SyncAnchor("a2"))
+
+        store.failing.withLock { $0 = false }
+        fileSystem.flushDeferredWrites()
+        try store.real.close()
+        let reopened = try FolioFileSystem(
+            store: try SQLiteMetadataStore(path: directory + "/metadata.sqlite"), cache: cache,
+            configuration: configuration, logger: Logger(label: "test"))
+        XCTAssertEqual(reopened.anchor(of: .drive), SyncAnchor("a2"), "the anchor is stored")
+        XCTAssertNoThrow(try reopened.lookup(parent: FolioFileSystem.rootIno, name: "two.txt"), "with its change")
+    }
 }
