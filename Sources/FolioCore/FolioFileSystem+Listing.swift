@@ -107,9 +107,14 @@ extension FolioFileSystem {
         var folders = [ino]
         while let next = folders.popLast() {
             try await ensureListed(next)
-            folders += state.withLock { state in
-                (state.children[next] ?? [:]).values.filter { state.nodes[$0]?.kind == .directory }
-            }
+            folders += childFolders(of: next)
+        }
+    }
+
+    /// The folders in the folder `ino`, as far as the tree knows them.
+    public func childFolders(of ino: UInt64) -> [UInt64] {
+        state.withLock { state in
+            (state.children[ino] ?? [:]).values.filter { state.nodes[$0]?.kind == .directory }
         }
     }
 

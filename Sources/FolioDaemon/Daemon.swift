@@ -64,6 +64,7 @@ public final class Daemon: @unchecked Sendable {
         services.control.stop()
         detachAllViews()
         services.poller.cancel()
+        services.prefetcher?.stop()
         services.storeReader.cancel()
         let storeReader = services.storeReader
         blockOn { await storeReader.value }
@@ -90,6 +91,8 @@ public final class Daemon: @unchecked Sendable {
         /// Reads the rest of the store after the working set (``readStoreInBackground(_:then:)``).
         var storeReader: Task<Void, Never>
         var recentFiles: RecentFiles?
+        /// Lists the tree in the background (`--prefetch-listing`).
+        var prefetcher: ListingPrefetcher?
         var control: ControlServer
         var lock: StateLock
     }
@@ -223,9 +226,12 @@ public final class Daemon: @unchecked Sendable {
         describer.start()
         recentFiles?.start()
         let pollTask = Task { await poller.run() }
+        let prefetcher = configuration.prefetchListing
+            ? ListingPrefetcher(fileSystem: fileSystem, root: try fileSystem.rootIno(of: view), logger: logger) : nil
+        prefetcher?.start()
         return Services(
             fileSystem: fileSystem, mount: mount, uploader: uploader, keeper: keeper, describer: describer, remote: remote,
-            poller: pollTask, storeReader: storeReader, recentFiles: recentFiles,
+            poller: pollTask, storeReader: storeReader, recentFiles: recentFiles, prefetcher: prefetcher,
             control: control, lock: lock)
     }
 

@@ -39,6 +39,8 @@ public struct DaemonConfiguration: Sendable {
     public var cacheLimit: CacheLimit
     /// Processes that never download (desktop indexers): ``FileSystemConfiguration/indexers``.
     public var indexers: Set<String>
+    /// Whether the tree below the view's root is listed in the background after the mount (``ListingPrefetcher``).
+    public var prefetchListing = false
 
     /// Creates a configuration.
     public init(

@@ -103,6 +103,12 @@ struct MountCommand: ParsableCommand {
     @Flag(name: .long, help: "libfuse debug output.")
     var debug = false
 
+    @Flag(name: .long, help: """
+        List the whole tree in the background after mounting, a few folders at a time (nothing is downloaded), \
+        so a later walk of it is answered from memory.
+        """)
+    var prefetchListing = false
+
     @Option(name: .long, help: .hidden)
     var readyFD: Int32?
 
@@ -194,6 +200,7 @@ struct MountCommand: ParsableCommand {
             if let pollInterval { arguments += ["--poll-interval", "\(pollInterval)"] }
             if noPush { arguments.append("--no-push") }
             if debug { arguments.append("--debug") }
+            if prefetchListing { arguments.append("--prefetch-listing") }
             try Background.spawnAndWait(arguments: arguments + [mountpoint], stateDirectory: stateDirectory)
             print("Folio mounted \(remote) at \(mountpoint)")
             return
@@ -216,6 +223,7 @@ struct MountCommand: ParsableCommand {
             saveWindow: .milliseconds(Int(saveWindow * 1000)),
             indexers: indexers.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }) } ?? FileSystemConfiguration.knownIndexers)
+        configuration.prefetchListing = prefetchListing
         configuration.newContainerDisplayName = displayName
         configuration.newContainerIsPublic = `public`
         let readyFD = self.readyFD
