@@ -69,7 +69,8 @@ def parse(argv=None):
 
 
 def print_comparison(before_path, after):
-    log(f"\nBefore ({before_path}) and after:\n")
+    log(f"\nBefore ({before_path}) and after (Folio/native where the row has a native side, else Folio's figure; "
+        "lower is better but for rates):\n")
     log(rows_module.compare(rows_module.load_rows(before_path), after))
 
 
