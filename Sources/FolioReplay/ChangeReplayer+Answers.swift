@@ -14,8 +14,11 @@ extension ChangeReplayer {
         case .flush(ReplayScript.handle), .release(ReplayScript.handle):
             reply.succeed()
             return true
+        case .lookup, .makeNode, .makeDirectory, .makeSymlink, .unlink, .removeDirectory, .rename, .setAttributes,
+             .open, .link, .create:
+            break  // what the helper's system calls send: is the caller the helper?
         default:
-            break
+            return false  // reads, writes, listings…: the helper sends none (and they take no lock here)
         }
         guard let script = script(forProcess: caller.threadID) else { return false }
         switch request {
