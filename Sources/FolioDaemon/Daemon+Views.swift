@@ -47,12 +47,13 @@ extension Daemon {
             registry.reserved.insert(mountpoint)
         }
         defer { attachedViews.withLock { _ = $0.reserved.remove(mountpoint) } }
+        let rootIno = try fileSystem.rootIno(of: view)
         let mount = FUSEMount(
             fileSystem: fileSystem,
             options: MountOptions(
                 mountpoint: mountpoint, source: configuration.remote.description, allowOther: configuration.allowOther,
-                debug: configuration.debug, rootIno: try fileSystem.rootIno(of: view), replayHelper: Self.replayHelper),
-            logger: logger)
+                debug: configuration.debug, rootIno: rootIno),
+            logger: logger, front: replayer(of: fileSystem, at: mountpoint, rootIno: rootIno))
         try mount.mount()
         let invalidatorID = fileSystem.addInvalidator(mount.invalidator)
         let control = ControlServer(path: RuntimePaths.controlSocket(forMountpoint: mountpoint).string) {

@@ -4,6 +4,7 @@ import FolioDesktop
 import FolioFUSE
 import FolioProviderLocal
 import FolioProviderWebDAV
+import FolioReplay
 import FolioStore
 import FolioSync
 import Foundation
@@ -162,13 +163,14 @@ public final class Daemon: @unchecked Sendable {
                 fileSystem: fileSystem)
         }
 
+        let rootIno = try fileSystem.rootIno(of: configuration.view)
         let mount = FUSEMount(
             fileSystem: fileSystem,
             options: MountOptions(
                 mountpoint: configuration.mountpoint.string, source: configuration.remote.description,
-                allowOther: configuration.allowOther, debug: configuration.debug,
-                rootIno: try fileSystem.rootIno(of: configuration.view), replayHelper: Self.replayHelper),
-            logger: logger)
+                allowOther: configuration.allowOther, debug: configuration.debug, rootIno: rootIno),
+            logger: logger,
+            front: replayer(of: fileSystem, at: configuration.mountpoint.string, rootIno: rootIno))
         let materializer = Materializer(fileSystem: fileSystem, provider: provider, logger: logger)
         let uploader = Uploader(
             fileSystem: fileSystem, provider: provider, logger: logger, quietPeriod: configuration.uploadQuietPeriod)
@@ -309,6 +311,21 @@ public final class Daemon: @unchecked Sendable {
     /// The command that starts the replay helper of a mount: this very executable (`/proc/self/exe` names it
     /// even after a reinstall replaced its file) with `replay-helper`.
     static let replayHelper = ["/proc/self/exe", "replay-helper"]
+
+    /// What stands in front of the handlers of a mount of `fileSystem` at `mountpoint` showing `rootIno`: the
+    /// replay of remote changes through the mount, so its inotify watchers see them.
+    func replayer(of fileSystem: FolioFileSystem, at mountpoint: String, rootIno: UInt64) -> ChangeReplayer {
+        ChangeReplayer(
+            fileSystem: fileSystem, mountpoint: mountpoint, rootIno: rootIno, helperCommand: Self.replayHelper,
+            othersMayUse: configuration.allowOther, logger: logger)
+    }
+
+    /// Serves as the replay helper of a mount (`folio replay-helper MOUNTPOINT DEVICE`, started by the daemon):
+    /// makes the system calls that replay remote changes on the mount, until standard input ends. Returns the
+    /// process's exit status.
+    public static func serveReplayHelper(mountpoint: String, device: String) -> Int32 {
+        ReplayHelper.serve(mountpoint: mountpoint, device: device)
+    }
 
     /// Runs `body` on the cooperative pool and waits for its result. Only from threads that are not part of
     /// it (start-up, control requests, which are served on threads of their own).

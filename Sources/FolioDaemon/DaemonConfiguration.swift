@@ -67,4 +67,11 @@ public struct DaemonConfiguration: Sendable {
         self.simulation = simulation
         self.debug = debug
     }
+
+    /// Simulates a network between the mount and a remote folder: `latencyMilliseconds` added to every call,
+    /// content at `bandwidthBytesPerSecond` (0: unlimited).
+    public mutating func simulateNetwork(latencyMilliseconds: Int, bandwidthBytesPerSecond: Int64) {
+        simulation = NetworkSimulation(
+            latencyMilliseconds: latencyMilliseconds, bandwidthBytesPerSecond: bandwidthBytesPerSecond)
+    }
 }

@@ -10,6 +10,15 @@ public enum RemoteLocation: Sendable, CustomStringConvertible {
     /// A collection on a WebDAV server, with the account and trust settings to reach it.
     case webDAV(WebDAVConfiguration)
 
+    /// A collection on a WebDAV server at `url`, with the account `user` and its `password`, trusting the
+    /// certificate authorities of `caFile` (PEM) instead of the system's; checked as
+    /// ``WebDAVConfiguration/init(url:user:password:caFile:insecure:)`` checks it.
+    public static func webDAVServer(
+        url: String, user: String?, password: String?, caFile: String?, insecure: Bool
+    ) throws(FolioError) -> RemoteLocation {
+        .webDAV(try WebDAVConfiguration(url: url, user: user, password: password, caFile: caFile, insecure: insecure))
+    }
+
     /// Whether `remote` (as given to `--remote`) names a server rather than a folder: it has a scheme (`://`).
     public static func isAddress(_ remote: String) -> Bool {
         remote.contains("://")

@@ -20,6 +20,18 @@ extension Attributes {
         result.st_ctim = changeTime.timespecValue
         return result
     }
+
+    /// The attributes as a lookup's answer, cached for `cacheTimeout` seconds unless they or the name are
+    /// volatile.
+    func entryParameters(cacheTimeout: Double) -> fuse_entry_param {
+        var entry = fuse_entry_param()
+        entry.ino = ino
+        entry.generation = 1
+        entry.attr = statValue
+        entry.attr_timeout = isVolatile ? 0 : cacheTimeout
+        entry.entry_timeout = isVolatileEntry ? 0 : cacheTimeout
+        return entry
+    }
 }
 
 extension Timestamp {

@@ -2,73 +2,30 @@ import CFUSE
 import FolioCore
 import Foundation
 import Logging
-import Synchronization
 
-/// Options of a FUSE mount.
-public struct MountOptions: Sendable {
-    /// Where to mount.
-    public var mountpoint: String
-    /// The source shown in the mount table (`fsname`).
-    public var source: String
-    /// Let other users use the mount (`allow_other`); with `default_permissions` the kernel checks modes.
-    public var allowOther: Bool
-    /// How long the kernel may cache entries and attributes (explicit invalidation keeps them fresh).
-    public var cacheTimeout: Double
-    /// Worker threads.
-    public var maxThreads: Int
-    /// Log every request (libfuse debug output).
-    public var debug: Bool
-    /// Readahead of the mount in KiB (set where permitted; 0 keeps the kernel's default).
-    public var readaheadKiB: Int
-    /// The core's inode shown as the mount's root: the root of the mounted view (see
-    /// ``FolioFileSystem/rootIno(of:)``).
-    public var rootIno: UInt64
-    /// The command that starts the replay helper (`folio replay-helper`, which adds the mountpoint and device):
-    /// remote changes are replayed through the mount so its inotify watchers see them (see ``ReplayedChange``).
-    /// `nil`: not replayed.
-    public var replayHelper: [String]?
-
-    /// Creates options.
-    public init(
-        mountpoint: String, source: String, allowOther: Bool = false, cacheTimeout: Double = 3600,
-        maxThreads: Int = 16, debug: Bool = false, readaheadKiB: Int = 8192, rootIno: UInt64 = FolioFileSystem.rootIno,
-        replayHelper: [String]? = nil
-    ) {
-        self.rootIno = rootIno
-        self.replayHelper = replayHelper
-        self.readaheadKiB = readaheadKiB
-        self.mountpoint = mountpoint
-        self.source = source
-        self.allowOther = allowOther
-        self.cacheTimeout = cacheTimeout
-        self.maxThreads = maxThreads
-        self.debug = debug
-    }
-}
-
-/// A mounted Folio filesystem: the libfuse session and the thin adapter from FUSE requests to the core.
+/// A mounted Folio filesystem: the libfuse session, and the thin adapter from FUSE requests to the core — each
+/// request's arguments copied and checked into a ``FUSERequest``, shown to the mount's ``FUSEFront`` if it has one,
+/// then served by its handler (``FUSEHandlers``).
 public final class FUSEMount: @unchecked Sendable {
-    let fileSystem: FolioFileSystem
     let logger: Logger
     let options: MountOptions
     let notifier: KernelNotifier
-    let interrupts = Mutex(InterruptRegistry())
+    let handlers: FUSEHandlers
+    /// What answers requests before the handlers do (the inotify replay), if anything.
+    let front: (any FUSEFront)?
+    private let arguments: CArguments
     private var session: OpaquePointer?
     /// Serializes ``stop()`` and ``unmount()`` (libfuse's unmount is not safe to run twice at once).
     private let sessionLock = NSLock()
 
-    /// Creates a mount of `fileSystem` (not mounted yet).
-    public init(fileSystem: FolioFileSystem, options: MountOptions, logger: Logger) {
-        self.fileSystem = fileSystem
+    /// Creates a mount of `fileSystem` (not mounted yet), with `front` in front of its handlers.
+    public init(fileSystem: FolioFileSystem, options: MountOptions, logger: Logger, front: (any FUSEFront)? = nil) {
         self.options = options
         self.logger = logger
-        notifier = KernelNotifier(
-            rootIno: options.rootIno,
-            replayer: options.replayHelper.map {
-                ChangeReplayer(
-                    fileSystem: fileSystem, mountpoint: options.mountpoint, rootIno: options.rootIno, helperCommand: $0,
-                    othersMayUse: options.allowOther, logger: logger)
-            })
+        self.front = front
+        handlers = FUSEHandlers(fileSystem: fileSystem, logger: logger)
+        notifier = KernelNotifier(rootIno: options.rootIno, front: front)
+        arguments = CArguments(rootIno: options.rootIno)
     }
 
     /// The invalidator the core should use.
@@ -79,9 +36,9 @@ public final class FUSEMount: @unchecked Sendable {
         var mountOptions = "fsname=folio:\(options.source.replacingOccurrences(of: ",", with: "_")),subtype=folio"
         mountOptions += ",default_permissions"
         if options.allowOther { mountOptions += ",allow_other" }
-        var arguments = ["folio", "-o", mountOptions]
-        if options.debug { arguments.append("-d") }
-        var cStrings = arguments.map { strdup($0) }
+        var commandLine = ["folio", "-o", mountOptions]
+        if options.debug { commandLine.append("-d") }
+        var cStrings = commandLine.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var args = cStrings.withUnsafeMutableBufferPointer { buffer in
             cfuse_args_init(Int32(buffer.count), buffer.baseAddress)
@@ -95,14 +52,14 @@ public final class FUSEMount: @unchecked Sendable {
         fuse_opt_free_args(&args)
         guard fuse_session_mount(session, options.mountpoint) == 0 else {
             fuse_session_destroy(session)
-            throw .io("cannot mount at \(options.mountpoint) (is /dev/fuse usable, and the mountpoint an empty folder?)")
+            throw .io(
+                "cannot mount at \(options.mountpoint) (is /dev/fuse usable, and the mountpoint an empty folder?)")
         }
         self.session = session
         notifier.attach(session)
-        if let device = mountDevice() {
-            notifier.replayer?.attach(device: device)
-            widenReadahead(device)
-        }
+        let device = mountDevice()
+        if let device { widenReadahead(device) }
+        notifier.mounted(device: device)
     }
 
     /// The mount's device (`major:minor`), from `/proc/self/mountinfo`, not by `stat` of the mountpoint, which
@@ -197,41 +154,23 @@ public final class FUSEMount: @unchecked Sendable {
         self.session = nil
     }
 
-    static func from(_ request: fuse_req_t?) -> FUSEMount {
-        Unmanaged<FUSEMount>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
-    }
-
-    /// The core's inode for a kernel node id: the kernel calls the mount's root 1 (`FUSE_ROOT_ID`) whatever the
-    /// view; every other node id is the core's inode itself. The full view's root, the only other inode the
-    /// swap could touch, is never reachable from an app view, so the mapping is one to one.
-    func coreIno(_ ino: fuse_ino_t) -> UInt64 {
-        ino == FUSE_ROOT_ID ? options.rootIno : ino
-    }
-
-    /// The replay script in force for `request`, if the mount's replay helper sent it (see
-    /// ``ChangeReplayer``).
-    func replayScript(_ request: fuse_req_t) -> ReplayScript? {
-        guard let replayer = notifier.replayer else { return nil }
-        return replayer.script(forProcess: fuse_req_ctx(request)!.pointee.pid)
-    }
-
-    func context(_ request: fuse_req_t) -> RequestContext {
-        let ctx = fuse_req_ctx(request)!.pointee
-        return RequestContext(uid: ctx.uid, gid: ctx.gid, processID: fileSystem.processID(ofThread: ctx.pid))
-    }
-
-    /// How long the kernel may keep `attributes`.
-    func attributeTimeout(_ attributes: Attributes) -> Double {
-        attributes.isVolatile ? 0 : options.cacheTimeout
-    }
-
-    func entry(_ attributes: Attributes) -> fuse_entry_param {
-        var entry = fuse_entry_param()
-        entry.ino = attributes.ino
-        entry.generation = 1
-        entry.attr = attributes.statValue
-        entry.attr_timeout = attributes.isVolatile ? 0 : options.cacheTimeout
-        entry.entry_timeout = attributes.isVolatileEntry ? 0 : options.cacheTimeout
-        return entry
+    /// Serves one request: copies and checks its C arguments (`convert`; arguments that do not check are answered
+    /// with their error), lets the front answer it, or hands it to its handler.
+    func serve(
+        _ request: fuse_req_t, _ operation: StaticString, _ convert: (CArguments) throws -> FUSERequest
+    ) {
+        let typed: FUSERequest
+        do {
+            typed = try convert(arguments)
+        } catch {
+            Reply(request, operation, logger: logger, cacheTimeout: options.cacheTimeout).fail(error)
+            return
+        }
+        let reply = Reply(
+            request, operation, logger: logger, cacheTimeout: options.cacheTimeout,
+            changing: typed.changesTree ? notifier : nil)
+        let caller = FUSECaller(request)
+        if let front, front.answer(typed, from: caller, reply: reply) { return }
+        handlers.handle(typed, from: caller, reply)
     }
 }

@@ -3,28 +3,23 @@ import Dispatch
 import FolioCore
 import Synchronization
 
-/// Sends cache invalidations to the kernel, and replays remote changes through the mount, from its own queue,
-/// in order, never from a request handler (a handler that invalidates an entry of its own operation can
-/// deadlock the kernel, and one that makes a system call on its own mount waits for itself).
+/// Sends cache invalidations to the kernel from its own queue, in order, never from a request handler (a handler
+/// that invalidates an entry of its own operation can deadlock the kernel). Remote changes to replay go to the
+/// mount's front (``FUSEFront``), which has a queue of its own.
 final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     private let queue = DispatchQueue(label: "folio.kernel-notifier")
-    /// Replays wait for the helper: on a queue of their own, so they never hold up an invalidation.
-    private let replayQueue = DispatchQueue(label: "folio.change-replayer")
     private let sessionAddress = Mutex<UInt>(0)
     /// Invalidations not sent yet, in order. A burst (a commit per file of an untar) is sent by one drain on
     /// the queue instead of one queued block — and one thread wake-up — each.
     private let pending = Mutex<[PendingInvalidation]>([])
-    /// Remote changes not replayed yet, in order: a burst (a folder's first listing of 10,000 new files) is
-    /// replayed by one drain, which lets the replayer hand the helper many operations at once.
-    private let pendingReplays = Mutex<[ReplayedChange]>([])
     /// The core's inode shown as this mount's root.
     private let rootIno: UInt64
-    /// Replays remote changes through the mount (`nil`: not replayed).
-    let replayer: ChangeReplayer?
+    /// Hears of remote changes and of the mount's life (`nil`: nothing in front of the handlers).
+    private let front: (any FUSEFront)?
 
-    init(rootIno: UInt64, replayer: ChangeReplayer?) {
+    init(rootIno: UInt64, front: (any FUSEFront)?) {
         self.rootIno = rootIno
-        self.replayer = replayer
+        self.front = front
     }
 
     /// The kernel's node id for a core inode (the inverse of ``FUSEMount/coreIno(_:)``); `nil` for the full
@@ -43,6 +38,11 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         Self.attached.withLock { $0[ObjectIdentifier(self)] = self }
     }
 
+    /// Tells the front the mount is up on `device`, and how to drop a name from the kernel's caches at once.
+    func mounted(device: String?) {
+        front?.mounted(device: device) { [self] parent, name in invalidateEntryNow(parent: parent, name: name) }
+    }
+
     /// Waits until every other mount has sent the invalidations queued so far, so that a change made through one
     /// view is gone from the other views' kernel caches by the time the request that made it returns. Never waits
     /// for this mount's own queue (its invalidations can need the very kernel lock the request being answered
@@ -58,18 +58,17 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         _ = sent.wait(timeout: .now() + limit)
     }
 
-    /// Starts no more replays (the mount is ending: a replay now could wait for a request nobody serves).
+    /// The mount is ending: the front must not wait for a request nobody serves.
     func close() {
-        replayer?.stop()
+        front?.stop()
     }
 
-    /// Stops sending (the session is about to end). Queued work is dropped; a replay still running is not
+    /// Stops sending (the session is about to end). Queued work is dropped; what the front still does is not
     /// waited for: its requests end with the session.
     func detach() {
-        close()
         _ = Self.attached.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
         sessionAddress.withLock { $0 = 0 }
-        if let replayer { replayQueue.async { replayer.finish() } }
+        front?.detach()
     }
 
     func invalidateInode(_ ino: UInt64) {
@@ -110,20 +109,8 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
     }
 
     func replay(_ changes: [ReplayedChange]) {
-        guard let replayer, !changes.isEmpty else { return }
-        let first = pendingReplays.withLock { list in
-            list += changes
-            return list.count == changes.count
-        }
-        guard first else { return }
-        replayQueue.async { [self] in
-            let changes = pendingReplays.withLock { list in
-                defer { list = [] }
-                return list
-            }
-            guard sessionAddress.withLock({ $0 != 0 }) else { return }
-            replayer.perform(changes) { parent, name in invalidateEntryNow(parent: parent, name: name) }
-        }
+        guard !changes.isEmpty else { return }
+        front?.replay(changes)
     }
 
     /// An invalidation waiting for the notifier's queue: a kernel node id, or a folder's core inode and a name.
@@ -132,7 +119,7 @@ final class KernelNotifier: KernelCacheInvalidator, @unchecked Sendable {
         case entry(parent: UInt64, name: String)
     }
 
-    /// Invalidates an entry now (from one of the notifier's queues, never from a request handler).
+    /// Invalidates an entry now (from the notifier's queue or the front's, never from a request handler).
     private func invalidateEntryNow(parent: UInt64, name: String) {
         guard let parent = nodeID(parent) else { return }
         sessionAddress.withLock { address in

@@ -1,22 +1,32 @@
 import CFUSE
 import FolioCore
 import Logging
+import SystemPackage
 
 /// A FUSE request that is answered exactly once, from any thread. A request dropped without an answer is
-/// answered with `EIO` and logged, so the calling process never hangs.
-final class Reply: @unchecked Sendable {
-    private let request: fuse_req_t
+/// answered with `EIO` and logged, so the calling process never hangs. Answers are typed (``Reply+Answers``):
+/// raw errno integers and `fuse_reply_*` calls stay in this adapter.
+public final class Reply: @unchecked Sendable {
+    /// The raw request, for the answers below and for libfuse calls that need it while it is open
+    /// (`fuse_add_direntry`, `fuse_req_interrupt_func`).
+    let request: fuse_req_t
     private var answered = false
     private let operation: StaticString
     private let logger: Logger
+    /// How long the kernel may keep entries and attributes that are not volatile.
+    let cacheTimeout: Double
     /// For a request that changes the tree: the mount whose other views must have dropped what the change made
     /// stale before the answer goes (``KernelNotifier/waitForTheOtherMounts(limit:)``).
     private let changing: KernelNotifier?
 
-    init(_ request: fuse_req_t, _ operation: StaticString, logger: Logger, changing: KernelNotifier? = nil) {
+    init(
+        _ request: fuse_req_t, _ operation: StaticString, logger: Logger, cacheTimeout: Double,
+        changing: KernelNotifier? = nil
+    ) {
         self.request = request
         self.operation = operation
         self.logger = logger
+        self.cacheTimeout = cacheTimeout
         self.changing = changing
     }
 
@@ -27,7 +37,7 @@ final class Reply: @unchecked Sendable {
         }
     }
 
-    /// The raw request, for replies that need it (`fuse_reply_*` helpers below).
+    /// Answers with `body`, which calls one `fuse_reply_*` function with the raw request.
     func answer(_ body: (fuse_req_t) -> Void) {
         precondition(!answered, "a FUSE request was answered twice")
         answered = true
@@ -35,8 +45,8 @@ final class Reply: @unchecked Sendable {
         body(request)
     }
 
-    /// Answers with an error.
-    func fail(_ anyError: any Error) {
+    /// Answers with an error, logged unless it is an everyday one (not found, exists, …).
+    public func fail(_ anyError: any Error) {
         let error = anyError as? FolioError ?? .io("\(anyError)")
         switch error {
         case .notFound, .exists, .notEmpty, .noAttribute, .range:
@@ -46,12 +56,16 @@ final class Reply: @unchecked Sendable {
         default:
             logger.notice("\(operation): \(error)")
         }
-        let code = error.errno.rawValue
-        answer { fuse_reply_err($0, code) }
+        refuse(error.errno)
+    }
+
+    /// Answers with `errno`, quietly: an answer the request expects, not a failure to log.
+    public func refuse(_ errno: Errno) {
+        answer { fuse_reply_err($0, errno.rawValue) }
     }
 
     /// Answers success without data.
-    func succeed() {
+    public func succeed() {
         answer { fuse_reply_err($0, 0) }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import XCTest
 
 /// A private Apache httpd with `mod_dav` on a loopback port, over a throwaway document root: the reference WebDAV
 /// server of the tests (Debian `apache2`, `apache2-utils` for `htpasswd`, `openssl`; installed by
@@ -64,16 +63,16 @@ public final class ApacheServer: WebDAVTestServer {
         basicAuth: Credentials? = nil, protectedLocation: String = "/", tls: Bool = false, rootSize: String? = nil
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/apache2") else {
-            throw XCTSkip("apache2 is not installed (scripts/bootstrap installs it)")
+            throw ServerUnavailable("apache2 is not installed (scripts/bootstrap installs it)")
         }
         if basicAuth != nil && !FileManager.default.isExecutableFile(atPath: "/usr/bin/htpasswd") {
-            throw XCTSkip("htpasswd is not installed (scripts/bootstrap installs apache2-utils)")
+            throw ServerUnavailable("htpasswd is not installed (scripts/bootstrap installs apache2-utils)")
         }
         if tls && !FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") {
-            throw XCTSkip("openssl is not installed (scripts/bootstrap installs it)")
+            throw ServerUnavailable("openssl is not installed (scripts/bootstrap installs it)")
         }
         if rootSize != nil && getuid() != 0 {
-            throw XCTSkip("a tmpfs document root needs root (to mount it)")
+            throw ServerUnavailable("a tmpfs document root needs root (to mount it)")
         }
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("folio-apache-\(UUID().uuidString.prefix(8))").path

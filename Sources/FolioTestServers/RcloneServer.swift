@@ -1,5 +1,4 @@
 import Foundation
-import XCTest
 
 /// A private `rclone serve webdav` on a loopback port over a throwaway root (Debian `rclone`, installed by
 /// `scripts/bootstrap`), anonymous or with one user (an `htpasswd` file, so the password is not in `ps`). Started
@@ -34,7 +33,7 @@ public final class RcloneServer: WebDAVTestServer {
     /// and password are let in (Basic auth); `dirCacheTime` (`"0s"`) replaces rclone's 5 min listing cache.
     public init(user: (name: String, password: String)? = nil, dirCacheTime: String? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone") else {
-            throw XCTSkip("rclone is not installed (scripts/bootstrap installs it)")
+            throw ServerUnavailable("rclone is not installed (scripts/bootstrap installs it)")
         }
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("folio-rclone-\(UUID().uuidString.prefix(8))").path
@@ -49,7 +48,7 @@ public final class RcloneServer: WebDAVTestServer {
             var options = dirCacheTime.map { ["--dir-cache-time", $0] } ?? []
             if let user {
                 guard FileManager.default.isExecutableFile(atPath: "/usr/bin/htpasswd") else {
-                    throw XCTSkip("htpasswd is not installed (scripts/bootstrap installs apache2-utils)")
+                    throw ServerUnavailable("htpasswd is not installed (scripts/bootstrap installs apache2-utils)")
                 }
                 try Tool.htpasswd(folder + "/htpasswd", user: user.name, password: user.password)
                 options += ["--htpasswd", folder + "/htpasswd"]

@@ -1,5 +1,4 @@
 import Foundation
-import XCTest
 
 /// A server program run by a test as a child process on a random loopback port: started, known ready only once it
 /// serves a file that exists in its own document root (so a server of another test that already holds the port is
@@ -51,7 +50,7 @@ public final class ServerProcess {
         timeout: TimeInterval = 15, log: @escaping () -> String, launch: @escaping (Int) throws -> Process
     ) throws -> ServerProcess {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
-            throw XCTSkip("curl is not installed (scripts/bootstrap installs it)")
+            throw ServerUnavailable("curl is not installed (scripts/bootstrap installs it)")
         }
         for _ in 0..<attempts {
             let server = ServerProcess(

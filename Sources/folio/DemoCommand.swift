@@ -1,6 +1,5 @@
 import ArgumentParser
 import FolioDaemon
-import FolioProviderLocal
 import Foundation
 import SystemPackage
 
@@ -28,7 +27,7 @@ struct DemoCommand: ParsableCommand {
             print("The demo is already mounted at \(mountpoint).")
         } else {
             print("Preparing the sample remote in \(remote) …")
-            try SampleRemote.create(at: FilePath(remote))
+            try DemoRemote.create(at: FilePath(remote))
             let mount = try MountCommand.parse([
                 "--remote", remote, "--simulate-latency-ms", "50", "--simulate-bandwidth", "\(20 << 20)", mountpoint,
             ])

@@ -1,12 +1,12 @@
 import FolioCore
 import FolioDaemon
-import FolioProviderWebDAV
 import Foundation
 import SystemPackage
 
 extension MountCommand {
     /// What `--remote` names: a folder (its canonical path), or a WebDAV server with its account and trust
-    /// settings, checked (``WebDAVConfiguration``) and with the password read from the file or the environment.
+    /// settings, checked (``RemoteLocation/webDAVServer(url:user:password:caFile:insecure:)``) and with the
+    /// password read from the file or the environment.
     func remoteLocation(_ remote: String) throws -> RemoteLocation {
         guard RemoteLocation.isAddress(remote) else { return .folder(FilePath(RuntimePaths.canonical(remote))) }
         do throws(FolioError) {
@@ -26,10 +26,9 @@ extension MountCommand {
             }
             // The daemon's children (the replay helper) have no use for it.
             if foreground { unsetenv(PasswordFile.environmentVariable) }
-            return .webDAV(
-                try WebDAVConfiguration(
-                    url: remote, user: user, password: password, caFile: caFile.map(RuntimePaths.canonical),
-                    insecure: insecure))
+            return try .webDAVServer(
+                url: remote, user: user, password: password, caFile: caFile.map(RuntimePaths.canonical),
+                insecure: insecure)
         } catch {
             throw CLIError("\(error)")
         }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FolioCore
 import FolioDaemon
-import FolioProviderLocal
 import Foundation
 import Logging
 import SystemPackage
@@ -217,13 +216,14 @@ struct MountCommand: ParsableCommand {
             pollInterval: pollInterval.map { .milliseconds(Int($0 * 1000)) }, push: !noPush,
             uploadQuietPeriod: .milliseconds(Int(uploadDelay * 1000)),
             groupWriteDelay: .milliseconds(groupWriteDelayMs),
-            simulation: NetworkSimulation(latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth),
             debug: debug, view: app.map { .app(ContainerID($0)) } ?? .full,
             cacheLimit: CacheLimit(parsing: cacheLimit) ?? .default,
             saveWindow: .milliseconds(Int(saveWindow * 1000)),
             indexers: indexers.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }) } ?? FileSystemConfiguration.knownIndexers)
         configuration.prefetchListing = prefetchListing
+        configuration.simulateNetwork(
+            latencyMilliseconds: simulateLatencyMs, bandwidthBytesPerSecond: simulateBandwidth)
         configuration.newContainerDisplayName = displayName
         configuration.newContainerIsPublic = `public`
         let readyFD = self.readyFD

@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolioFUSE
+import FolioDaemon
 
 /// `folio replay-helper MOUNTPOINT DEVICE`: started by the daemon, never by hand (hidden from help). Makes the
 /// system calls that replay remote changes on the mount, so inotify watchers of the mount see them.
@@ -15,7 +15,7 @@ struct ReplayHelperCommand: ParsableCommand {
     var device: String
 
     func run() throws {
-        let status = ReplayHelper.serve(mountpoint: mountpoint, device: device)
+        let status = Daemon.serveReplayHelper(mountpoint: mountpoint, device: device)
         if status != 0 { throw ExitCode(status) }
     }
 }

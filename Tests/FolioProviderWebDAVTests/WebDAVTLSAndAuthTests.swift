@@ -27,7 +27,7 @@ final class WebDAVTLSAndAuthTests: XCTestCase {
     }
 
     func testHTTPSWithTheServersCertificateWorksAndWithoutItFailsClearly() async throws {
-        let server = start(try ApacheServer(tls: true))
+        let server = start(try startOrSkip { try ApacheServer(tls: true) })
         XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
         let url = server.baseURL.absoluteString + "/dav/"
         let caFile = try XCTUnwrap(server.caFile)
@@ -59,7 +59,7 @@ final class WebDAVTLSAndAuthTests: XCTestCase {
     }
 
     func testBasicAuthWorksWithThePasswordAndAWrongOneSaysAuthenticationFailed() async throws {
-        let server = start(try ApacheServer(basicAuth: (user: "ann", password: "right horse")))
+        let server = start(try startOrSkip { try ApacheServer(basicAuth: (user: "ann", password: "right horse")) })
         XCTAssertEqual(try server.request("MKCOL", "/dav/").status, 201)
         let url = server.baseURL.absoluteString + "/dav/"
         let provider = try WebDAVProvider(

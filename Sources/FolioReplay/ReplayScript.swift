@@ -1,15 +1,13 @@
 import FolioCore
+import FolioFUSE
 
-/// How the adapter answers the replay helper's requests: as if the change being replayed had not happened yet,
-/// so the operation the helper asks for succeeds in the kernel and fires its inotify events, while nothing
-/// reaches the core (the change is already there) or the provider. With no change in progress the script is
-/// empty: lookups are answered as usual and every change is refused.
+/// How the replay answers its helper's requests: as if the change being replayed had not happened yet, so the
+/// operation the helper asks for succeeds in the kernel and fires its inotify events, while nothing reaches the
+/// core (the change is already there) or the provider. With no change in progress the script is empty: lookups
+/// are answered as usual and every change is refused.
 struct ReplayScript: Sendable {
     /// A name in a folder (core inodes).
-    struct Name: Hashable, Sendable {
-        var parent: UInt64
-        var name: String
-    }
+    typealias Name = FUSERequest.Name
 
     /// The file handle of an open made by a replay (never a core handle).
     static let handle = UInt64.max

@@ -1,9 +1,11 @@
 import CFUSE
 import Glibc
+import SystemPackage
 
 /// One system call the replay helper makes on the mount (see ``ChangeReplayer``), with paths relative to the
 /// mount's root. Sent to the helper as one JSON line.
 struct ReplayOperation: Codable, Sendable, Equatable {
+    /// Which system call.
     enum Kind: String, Codable, Sendable {
         /// `mknod` of a regular file (CREATE).
         case makeFile
@@ -25,14 +27,20 @@ struct ReplayOperation: Codable, Sendable, Equatable {
         case openForWriting
     }
 
+    /// Which system call.
     var kind: Kind
+    /// The path it is made on.
     var path: String
+    /// A rename's new path.
     var destination: String?
+    /// The modification time's seconds, for `utimensat`.
     var seconds: Int64?
+    /// The modification time's nanoseconds, for `utimensat`.
     var nanoseconds: Int64?
 
-    /// Makes the call relative to the folder `root` (a descriptor of the mount's root); returns 0 or the errno.
-    func perform(in root: Int32) -> Int32 {
+    /// Makes the call relative to the folder `root` (a descriptor of the mount's root); returns the error, `nil`
+    /// if it succeeded.
+    func perform(in root: Int32) -> Errno? {
         let result: Int32
         switch kind {
         case .makeFile: result = mknodat(root, path, S_IFREG | 0o644, 0)
@@ -52,6 +60,6 @@ struct ReplayOperation: Codable, Sendable, Equatable {
             let fd = openat(root, path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
             result = fd < 0 ? -1 : close(fd)
         }
-        return result == 0 ? 0 : errno
+        return result == 0 ? nil : Errno(rawValue: errno)
     }
 }

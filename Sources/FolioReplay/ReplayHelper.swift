@@ -1,6 +1,7 @@
 import CFUSE
 import Foundation
 import Glibc
+import SystemPackage
 
 /// The replay helper: a small process the daemon starts (`folio replay-helper MOUNTPOINT DEVICE`) to make the
 /// system calls that replay remote changes on the mount (see ``ChangeReplayer``).
@@ -21,25 +22,25 @@ public enum ReplayHelper {
         _ = cfuse_close_from(3)
         let decoder = JSONDecoder()
         while let line = readLine() {
-            let code: Int32
+            let error: Errno?
             if let operation = try? decoder.decode(ReplayOperation.self, from: Data(line.utf8)) {
-                code = perform(operation, mountpoint: mountpoint, device: device)
+                error = perform(operation, mountpoint: mountpoint, device: device)
             } else {
-                code = EINVAL
+                error = .invalidArgument
             }
-            let answer = Array("\(code)\n".utf8)
+            let answer = Array(ReplayAnswer.line(for: error).utf8)
             guard write(STDOUT_FILENO, answer, answer.count) == answer.count else { return 1 }
         }
         return 0
     }
 
-    private static func perform(_ operation: ReplayOperation, mountpoint: String, device: String) -> Int32 {
+    private static func perform(_ operation: ReplayOperation, mountpoint: String, device: String) -> Errno? {
         let root = open(mountpoint, cfuse_o_path | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { return errno }
+        guard root >= 0 else { return Errno(rawValue: errno) }
         defer { close(root) }
         var status = stat()
-        guard fstat(root, &status) == 0 else { return errno }
-        guard deviceName(status.st_dev) == device else { return ENOTCONN }
+        guard fstat(root, &status) == 0 else { return Errno(rawValue: errno) }
+        guard deviceName(status.st_dev) == device else { return .socketNotConnected }
         return operation.perform(in: root)
     }
 
