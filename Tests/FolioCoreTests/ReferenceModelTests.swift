@@ -59,8 +59,9 @@ struct ReferenceCase: CustomStringConvertible {
 /// A failing sequence is shrunk to a minimal one (steps removed while it still fails the same way) and printed
 /// with its seed and the steps kept; pin it in ``regressionSeeds``. Environment: `REFTEST_SEEDS` (how many random
 /// seeds, default 12), `REFTEST_STEPS` (steps per seed, default 150), `REFTEST_FIRST_SEED` (default 1),
-/// `REFTEST_SEED` (one seed only), `REFTEST_SHRINK=0` (report without shrinking), `REFTEST_KNOWN=1` (run
-/// ``knownFailingSeeds``).
+/// `REFTEST_SEED` (one seed only), `REFTEST_KEPT` (only these steps of it: `3,17,42`), `REFTEST_SHRINK=0` (report
+/// without shrinking), `REFTEST_SHRINK_BUDGET` (runs, default 400), `REFTEST_TRACE=1` (note the trees after every
+/// step), `REFTEST_KNOWN=1` (run ``knownFailingSeeds``).
 final class ReferenceModelTests: XCTestCase {
     /// Sequences that once failed, kept as regression tests (each with what it found).
     static let regressionSeeds: [ReferenceCase] = []
@@ -100,6 +101,21 @@ final class ReferenceModelTests: XCTestCase {
             .makeFolder(folder: 0, name: 2), .takeUploads(count: 4), .sendUpload(pick: 0, fault: .none),
             .remoteMakeFolder(folder: 1, name: 1), .expireAnchors, .fetchChanges,
         ]), .resyncWhileFolderCreateInFlight),
+        // Seed 318's 150 steps, shrunk: another device makes notes; this device merges it (a placeholder), the other
+        // device deletes it, this device renames it to a. The rename's upload finds it gone: it is created again,
+        // empty, on the remote; here it is `materialized` without content.
+        (ReferenceCase(steps: [
+            .remoteWrite(folder: 0, name: 4, length: 3), .fetchChanges, .applyChanges, .remoteDelete(item: 0),
+            .rename(item: 0, folder: 0, name: 0),
+        ]), .renamedHereDeletedElsewhere),
+        // Another device makes c and c/b; this device lists c and writes c/a; the other device makes notes and
+        // moves c into it. Settling: the merge keeps c here (it holds c/a) but drops c/b; the listing of notes
+        // brings c, marked listed, with c/a only: c/b never shows here.
+        (ReferenceCase(steps: [
+            .remoteMakeFolder(folder: 0, name: 2), .remoteWrite(folder: 1, name: 1, length: 3), .settle,
+            .write(folder: 1, name: 0, length: 3), .remoteMakeFolder(folder: 0, name: 4),
+            .remoteRename(item: 0, folder: 2, name: 2),
+        ]), .folderMovedIntoUnlistedFolder),
     ]
 
     /// The environment's setting `name` as a number.
@@ -114,9 +130,13 @@ final class ReferenceModelTests: XCTestCase {
         } else {
             Array((0..<(Self.setting("REFTEST_SEEDS") ?? 12)).map { (Self.setting("REFTEST_FIRST_SEED") ?? 1) + $0 })
         }
+        let kept = ProcessInfo.processInfo.environment["REFTEST_KEPT"].map {
+            $0.split(separator: ",").compactMap { Int($0) }
+        }
         let started = ContinuousClock.now
         for seed in seeds {
-            try await check(ReferenceCase(seed: seed, length: steps), avoiding: Set(ReferenceDefect.allCases))
+            try await check(
+                ReferenceCase(seed: seed, length: steps, kept: kept), avoiding: Set(ReferenceDefect.allCases))
         }
         print("reference model: \(seeds.count) seeds × \(steps) steps in \(ContinuousClock.now - started)")
     }
@@ -187,6 +207,7 @@ final class ReferenceModelTests: XCTestCase {
         do {
             let world = try await ReferenceWorld(avoiding: avoiding)
             try await world.run(operations)
+            if ReferenceWorld.traces { print("passed:\n" + world.log.map { "  " + $0 }.joined(separator: "\n")) }
             return nil
         } catch let failure as ReferenceFailure {
             return failure

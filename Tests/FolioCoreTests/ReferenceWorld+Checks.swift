@@ -61,7 +61,10 @@ extension ReferenceWorld {
     /// A file's current content: the local version, or the bytes the remote had at the version a placeholder
     /// names.
     func content(of node: Node) throws -> String {
-        if node.state.hasLocalContent { return try read(version: "current", of: node.ino) }
+        if node.state.hasLocalContent {
+            guard node.contentFile != nil else { return "<\(node.state.name), without content>" }
+            return try read(version: "current", of: node.ino)
+        }
         guard let version = node.remoteVersion, let bytes = provider.content(ofVersion: version) else {
             return "<no content for version \(node.remoteVersion ?? "nil")>"
         }

@@ -69,7 +69,8 @@ extension ReferenceWorld {
         let allowed = target == source || !intoItself && (targetEntry == nil
             || (!sourceIsFolder && targetEntry != .directory)
             || (sourceIsFolder && targetIsEmptyFolder))
-        if avoidsChange(in: folder) || allowed && targetEntry == .directory && avoidsRemoving(target) { return }
+        if avoidsChange(in: folder) || allowed && targetEntry == .directory && avoidsRemoving(target)
+            || avoidsRenaming(source) { return }
         let replacedFolder = targetEntry == .directory ? (try? core.ino(target)).flatMap(fileSystem.node)?.itemID : nil
         note("rename /\(source) → /\(target) (expect \(allowed ? "done" : "refused"))")
         do {
@@ -98,6 +99,11 @@ extension ReferenceWorld {
     /// Removes a file.
     func unlink(file pick: UInt32) throws {
         guard let path = ReferenceOperation.choose(localFiles, pick) else { return }
+        // (A document removed goes with its conflict versions: the user removed it knowing it was conflicted.)
+        let ino = try core.ino(path)
+        let versions = try fileSystem.versions(of: ino).filter { !$0.isCurrent }.map {
+            try read(version: $0.id, of: ino)
+        }
         note("unlink /\(path)")
         do {
             try fileSystem.unlink(
@@ -106,6 +112,7 @@ extension ReferenceWorld {
             throw failure("unlink", "unlink of /\(path) failed: \(error)")
         }
         if case .file(let content)? = model[path] { kill(content) }
+        versions.forEach(kill)
         model[path] = nil
     }
 
@@ -216,6 +223,14 @@ extension ReferenceWorld {
     func avoidsChange(in path: String) -> Bool {
         guard avoiding.contains(.changeInFolderDeletedElsewhere), !path.isEmpty, let ino = try? core.ino(path),
               let node = fileSystem.node(ino), node.remoteVersion != nil else { return false }
+        return !provider.items().contains { $0.id == node.itemID }
+    }
+
+    /// Whether renaming the item at `path` here would show ``ReferenceDefect/renamedHereDeletedElsewhere`` (a file
+    /// without content here that the remote no longer has) while that defect is avoided.
+    func avoidsRenaming(_ path: String) -> Bool {
+        guard avoiding.contains(.renamedHereDeletedElsewhere), let ino = try? core.ino(path),
+              let node = fileSystem.node(ino), node.kind == .file, !node.state.hasLocalContent else { return false }
         return !provider.items().contains { $0.id == node.itemID }
     }
 

@@ -58,7 +58,8 @@ extension ReferenceWorld {
         guard let (source, item) = ReferenceOperation.choose(tree.sorted { $0.key < $1.key }, pick),
               let folder = ReferenceOperation.choose(remoteFolders(tree), folderPick) else { return }
         let target = Self.join(folder.path, ReferenceOperation.names[name])
-        guard tree[target] == nil, !target.hasPrefix(source + "/"), !avoidsAdding(to: folder.id) else { return }
+        guard tree[target] == nil, !target.hasPrefix(source + "/"), !avoidsAdding(to: folder.id),
+              item.kind != .directory || !avoidsMoving(into: folder.id) else { return }
         note("remote: rename /\(source) → /\(target)")
         try provider.modify(
             item.id, in: .drive, baseVersion: item.version,
@@ -71,6 +72,7 @@ extension ReferenceWorld {
         guard let (path, item) = ReferenceOperation.choose(tree.sorted { $0.key < $1.key }, pick) else { return }
         if item.kind == .directory, tree.keys.contains(where: { $0.hasPrefix(path + "/") }) { return }
         if item.kind == .directory, avoidsDeleting(item.id) { return }
+        if item.kind == .file, avoidsDeletingRenamed(item.id) { return }
         note("remote: delete /\(path)")
         kill(provider.content(of: item.id).map { String(decoding: $0, as: UTF8.self) })
         try provider.delete(item.id, in: .drive, baseVersion: item.version)
@@ -85,13 +87,31 @@ extension ReferenceWorld {
         return removedFolders.contains(folder)
     }
 
+    /// Whether moving a folder into the remote folder `folder` would show
+    /// ``ReferenceDefect/folderMovedIntoUnlistedFolder`` (this device has not listed `folder`) while that defect is
+    /// avoided.
+    private func avoidsMoving(into folder: ItemID?) -> Bool {
+        guard avoiding.contains(.folderMovedIntoUnlistedFolder), let folder else { return false }
+        guard let ino = fileSystem.ino(of: folder), let node = fileSystem.node(ino) else { return true }
+        return !node.childrenListed
+    }
+
+    /// Whether deleting the remote file `file` would show ``ReferenceDefect/renamedHereDeletedElsewhere`` (it waits
+    /// here to send a rename, without its content) while that defect is avoided.
+    private func avoidsDeletingRenamed(_ file: ItemID) -> Bool {
+        guard avoiding.contains(.renamedHereDeletedElsewhere), let ino = fileSystem.ino(of: file),
+              let node = fileSystem.node(ino) else { return false }
+        return node.metadataDirty && !node.state.hasLocalContent
+    }
+
     /// Whether deleting the remote folder `folder` would show ``ReferenceDefect/changeInFolderDeletedElsewhere``
-    /// (something below it here waits for upload) while that defect is avoided.
+    /// (something below it here waits for upload, or the folder's own create is not answered yet, so this device
+    /// would take it for a folder the remote never had) while that defect is avoided.
     private func avoidsDeleting(_ folder: ItemID) -> Bool {
         guard avoiding.contains(.changeInFolderDeletedElsewhere), let ino = fileSystem.ino(of: folder),
               let observed = try? observe(), let path = observed.paths[ino] else { return false }
         return observed.nodes.contains { entry in
-            entry.key.hasPrefix(path + "/")
+            (entry.key == path || entry.key.hasPrefix(path + "/"))
                 && (entry.value.needsCreate || entry.value.metadataDirty || entry.value.state.hasPendingLocalVersion)
         }
     }

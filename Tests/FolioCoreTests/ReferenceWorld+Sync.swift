@@ -129,6 +129,7 @@ extension ReferenceWorld {
         let before = try observe()
         let applied = try body()
         note("merge \(what): \(applied ? "applied" : "set aside (raced with an upload)")")
+        if Self.traces { try trace() }
         try checkMerge(what, before: before)
         if applied { stepWasDurable = true }
     }
@@ -315,28 +316,34 @@ extension ReferenceWorld {
             + "\(fileSystem.pendingUploadCount) changes pending, status \(fileSystem.status())")
     }
 
-    /// Does what `folio status` asks of the user for each upload that needs them: the only such failure here is a
-    /// name the remote has for another item (two devices made one name), so the item here is renamed to a free
-    /// name and retried (`folio retry PATH`). Returns whether there was any.
+    /// Does what `folio status` asks of the user for each upload that needs them. Two such failures happen here: a
+    /// name the remote has for another item (two devices made one name): the item here is renamed to a free name;
+    /// and a move the remote refuses because the other device moved the destination into the item (two moves
+    /// make a cycle): the item here is moved to the root. Then it is retried (`folio retry PATH`). Returns whether
+    /// there was any.
     private func followStatus() throws -> Bool {
         let failures = fileSystem.status().failures
         for failure in failures {
             guard let colon = failure.range(of: ": ") else { continue }
             let path = String(failure[..<colon.lowerBound])
-            guard failure.contains("already exists"), let ino = try? core.ino(path) else {
-                throw self.failure("settle", "an upload needs the user for another reason than a taken name: "
-                    + failure)
+            guard let ino = try? core.ino(path) else { continue }
+            let cycle = failure.contains("into itself")
+            guard failure.contains("already exists") || cycle else {
+                throw self.failure("settle", "an upload needs the user for another reason than a taken name or a "
+                    + "move cycle: " + failure)
             }
-            let folder = Self.parent(path)
+            let folder = cycle ? "" : Self.parent(path)
             var name = Self.name(path) + " (here)"
             var counter = 1
-            while model[Self.join(folder, name)] != nil || (try? core.ino(Self.join(folder, name))) != nil {
+            while (try? core.ino(Self.join(folder, name))) != nil {
                 counter += 1
                 name = Self.name(path) + " (here \(counter))"
             }
-            note("user: /\(path) is refused, the remote has another item of that name; renamed to \(name), retried")
+            note("user: /\(path) is refused (\(cycle ? "a move cycle" : "a name taken on the remote")); moved to /"
+                + Self.join(folder, name) + ", retried")
             try fileSystem.rename(
-                parent: core.ino(folder), name: Self.name(path), newParent: core.ino(folder), newName: name, flags: [])
+                parent: core.ino(Self.parent(path)), name: Self.name(path), newParent: core.ino(folder),
+                newName: name, flags: [])
             fileSystem.retryFailedUploads(under: ino)
         }
         return !failures.isEmpty

@@ -42,6 +42,18 @@ enum ReferenceDefect: String, CaseIterable, Sendable {
     /// another device put in it meanwhile: those children never show here. So the sequences resync only while
     /// every folder here is known to the remote.
     case resyncWhileFolderCreateInFlight
+    /// A folder another device moved into a folder this device has not listed, while the folder holds a local
+    /// change here (so it cannot leave the tree with the move), loses its unchanged children here: the merge drops
+    /// them as if they had left with it, yet keeps the folder marked listed, so once its new folder is listed it
+    /// arrives with only the changed children, and the others never show here. So another device moves a folder
+    /// only into a folder this device has listed.
+    case folderMovedIntoUnlistedFolder
+    /// A file renamed here (never downloaded here) that another device deleted is created again on the remote as an
+    /// empty file: the rename's upload finds it gone, and the core creates it again from a local version it does
+    /// not have. The remote gets an empty document the other device deleted; here it is `materialized` without
+    /// content. So the sequences neither delete on the remote a file that waits here to send a rename without its
+    /// content, nor rename here such a file the remote no longer has.
+    case renamedHereDeletedElsewhere
 }
 
 /// What one run of a sequence found wrong: the step, the check, and what the last steps did.
@@ -151,6 +163,7 @@ final class ReferenceWorld {
         stepTookTree = false
         do {
             try await perform(operation)
+            if Self.traces { try trace() }
             try checkAfterStep()
         } catch let failure as ReferenceFailure {
             throw failure
@@ -205,6 +218,21 @@ final class ReferenceWorld {
     }
 
     // MARK: Notes and failures
+
+    /// Whether every step notes the tree it left (`REFTEST_TRACE=1`).
+    static let traces = ProcessInfo.processInfo.environment["REFTEST_TRACE"] == "1"
+
+    /// Notes the tree here (inode, state, whether a folder is listed) and the remote's.
+    func trace() throws {
+        let observed = try observe()
+        let here = observed.nodes.sorted { $0.key < $1.key }.map { path, node in
+            let listed = node.kind == .directory ? (node.childrenListed ? " listed" : " unlisted") : ""
+            let pending = (node.needsCreate ? " new" : "") + (node.metadataDirty ? " moved" : "")
+            return "/\(path) #\(node.ino) \(node.state.name)\(listed)\(pending)"
+        }
+        note("  here: " + here.joined(separator: ", "))
+        note("  remote: " + remoteTree().keys.sorted().map { "/" + $0 }.joined(separator: ", "))
+    }
 
     /// Records what the step did.
     func note(_ line: String) {
