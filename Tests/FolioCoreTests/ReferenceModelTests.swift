@@ -116,6 +116,15 @@ final class ReferenceModelTests: XCTestCase {
             .write(folder: 1, name: 0, length: 3), .remoteMakeFolder(folder: 0, name: 4),
             .remoteRename(item: 0, folder: 2, name: 2),
         ]), .folderMovedIntoUnlistedFolder),
+        // Seed 361's 150 steps, shrunk: this device merges notes (a placeholder at the other device's first
+        // version), renames it to a and takes the rename's upload; the other device writes notes again; this device
+        // removes a. The rename lands (changed elsewhere), the removal's base moves to the other device's new
+        // version, and the delete removes it: content nobody here saw is lost.
+        (ReferenceCase(steps: [
+            .remoteWrite(folder: 0, name: 4, length: 3), .fetchChanges, .applyChanges,
+            .rename(item: 0, folder: 0, name: 0), .passTime(seconds: 4), .takeUploads(count: 1),
+            .remoteWrite(folder: 0, name: 4, length: 5), .unlink(file: 0),
+        ]), .removedWhileRenameInFlight),
     ]
 
     /// The environment's setting `name` as a number.

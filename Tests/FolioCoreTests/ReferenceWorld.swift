@@ -54,6 +54,12 @@ enum ReferenceDefect: String, CaseIterable, Sendable {
     /// content. So the sequences neither delete on the remote a file that waits here to send a rename without its
     /// content, nor rename here such a file the remote no longer has.
     case renamedHereDeletedElsewhere
+    /// A file removed here while its rename (a change without content) is on its way to the remote, which another
+    /// device has meanwhile given new content: the rename lands (the answer says the content changed elsewhere),
+    /// and the core moves the removal's base version to the version that answer names, so the delete that follows
+    /// removes the other device's content, which nobody here saw: lost. So the sequences remove nothing here
+    /// while an upload of it is on its way.
+    case removedWhileRenameInFlight
 }
 
 /// What one run of a sequence found wrong: the step, the check, and what the last steps did.
