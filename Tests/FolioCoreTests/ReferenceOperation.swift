@@ -57,6 +57,8 @@ enum ReferenceOperation: Hashable, Sendable, CustomStringConvertible {
     case expireAnchors
     /// Time passes (the save window runs on the test's clock).
     case passTime(seconds: Int)
+    /// This device's network goes down (every call to the remote fails `.offline`) or comes back.
+    case network(offline: Bool)
     /// The group write runs.
     case flush
     // The daemon's life.
@@ -108,6 +110,7 @@ enum ReferenceOperation: Hashable, Sendable, CustomStringConvertible {
         case .keepConflicts: ".keepConflicts"
         case .expireAnchors: ".expireAnchors"
         case .passTime(let seconds): ".passTime(seconds: \(seconds))"
+        case .network(let offline): ".network(offline: \(offline))"
         case .flush: ".flush"
         case .remount: ".remount"
         case .crash: ".crash"
@@ -122,7 +125,7 @@ enum ReferenceOperation: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// One random step, weighted: about 40 % this device, 20 % another device, 40 % sync, and a few restarts,
-    /// crashes and settles.
+    /// crashes, network failures and settles.
     static func generate(using random: inout SeededRandom) -> ReferenceOperation {
         func pick() -> UInt32 { UInt32.random(in: 0...UInt32.max, using: &random) }
         func name() -> Int { Int.random(in: 0..<names.count, using: &random) }
@@ -154,7 +157,8 @@ enum ReferenceOperation: Hashable, Sendable, CustomStringConvertible {
         case 935..<945: return .takeAgain
         case 945..<960: return .keepConflicts
         case 960..<963: return .expireAnchors
-        case 963..<978: return .passTime(seconds: Int.random(in: 1...4, using: &random))
+        case 963..<971: return .passTime(seconds: Int.random(in: 1...4, using: &random))
+        case 971..<978: return .network(offline: Bool.random(using: &random))
         case 978..<986: return .flush
         case 986..<991: return .remount
         case 991..<996: return .crash

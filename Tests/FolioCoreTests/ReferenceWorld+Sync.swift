@@ -26,7 +26,7 @@ extension ReferenceWorld {
         case .modify: .modifyItem
         case .delete: .deleteItem
         }
-        switch fault {
+        switch provider.isOffline ? .none : fault {
         case .none: break
         case .failsBefore: provider.inject(.before(.offline("injected: the remote cannot be reached")), on: operation)
         case .answerLost: provider.inject(.afterApplying(.interrupted("injected: the answer was lost")), on: operation)
@@ -264,6 +264,7 @@ extension ReferenceWorld {
     func settle() async throws {
         note("settle")
         clock.advance(by: .seconds(10))  // (every save window over)
+        provider.isOffline = false
         for _ in 0..<Self.settleRounds {
             var busy = !inFlight.isEmpty
             for index in inFlight.indices where inFlight[index].result == nil {

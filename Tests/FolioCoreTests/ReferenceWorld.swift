@@ -168,7 +168,12 @@ final class ReferenceWorld {
         stepWasDurable = false
         stepTookTree = false
         do {
-            try await perform(operation)
+            do {
+                try await perform(operation)
+            } catch let error as FolioError {
+                guard provider.isOffline, case .offline = error else { throw error }
+                note("\(operation) stopped: \(error)")
+            }
             if Self.traces { try trace() }
             try checkAfterStep()
         } catch let failure as ReferenceFailure {
@@ -213,6 +218,9 @@ final class ReferenceWorld {
         case .passTime(let seconds):
             note("\(seconds) s pass")
             clock.advance(by: .seconds(seconds))
+        case .network(let offline):
+            note(offline ? "the network goes down" : "the network is back")
+            provider.isOffline = offline
         case .flush:
             note("group write")
             fileSystem.flushDeferredWrites()
