@@ -503,8 +503,11 @@ extension FolioFileSystem {
         let currentIno = state.nodes[ino]?.itemID == itemID ? ino : state.byItemID[itemID]
         guard let ino = currentIno, var node = state.nodes[ino], node.itemID == itemID else {
             // The item was deleted (or replaced) while its upload ran: delete what reached the provider. (Its
-            // tombstone, made then, waited for the upload; it now names the version the upload made.)
-            if case .success(let item?) = result, var tombstone = state.tombstones[itemID] {
+            // tombstone, made then, waited for the upload; it now names the version the upload made.) A change
+            // without content that landed on another writer's content names that writer's version, which nobody
+            // here saw: the delete keeps its base, so the remote refuses it as a conflict and keeps that content.
+            if case .success(let item?) = result, var tombstone = state.tombstones[itemID],
+               contentSent || !item.changedElsewhere {
                 tombstone.remoteVersion = item.version
                 tombstone.container = item.container  // the upload may have moved it to another container
                 var batch = StoreBatch()
@@ -574,6 +577,14 @@ extension FolioFileSystem {
             // the item again, finds it gone and removes it, with what it held: the change set that said so may
             // have come by while the time was on its way).
             logger.info("\(node.name) was deleted on the remote: its time is not sent again")
+            node.timeDirty = false
+            perform(state.sync.takeAgain(node.itemID, in: node.remoteContainer ?? node.container), state: &state)
+        case .failure(.notFound) where node.kind == .file && !node.state.hasLocalContent:
+            // Deleted on the remote while only its name or attributes changed here, its content never here: there
+            // is nothing of it to keep, so the delete is taken (the poller takes the item again, finds it gone and
+            // removes it). Creating it again would make an empty document of it.
+            logger.info("\(node.name) was deleted on the remote; only its name or attributes changed here")
+            node.metadataDirty = false
             node.timeDirty = false
             perform(state.sync.takeAgain(node.itemID, in: node.remoteContainer ?? node.container), state: &state)
         case .failure(.notFound) where node.remoteVersion != nil && !node.kind.isLocalOnly:
