@@ -25,6 +25,33 @@ final class StoreWriterTests: XCTestCase {
         }
     }
 
+    /// A core over a ``FlakyStore`` in a temporary folder, and a new core over the same files (as after a crash).
+    private struct FlakyCore {
+        let directory = NSTemporaryDirectory() + "folio-writer-\(UUID().uuidString.prefix(8))"
+        let store: FlakyStore
+        let cache: ContentCache
+        let configuration = FileSystemConfiguration(groupWriteDelay: .seconds(60))
+        let fileSystem: FolioFileSystem
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            store = try FlakyStore(path: directory + "/metadata.sqlite")
+            cache = try ContentCache(directory: FilePath(directory + "/content"))
+            fileSystem = try FolioFileSystem(
+                store: store, cache: cache, configuration: configuration, logger: Logger(label: "test"))
+        }
+
+        /// Closes the store and opens a new core over what it holds.
+        func reopened() throws -> FolioFileSystem {
+            try store.real.close()
+            return try FolioFileSystem(
+                store: try SQLiteMetadataStore(path: directory + "/metadata.sqlite"), cache: cache,
+                configuration: configuration, logger: Logger(label: "test"))
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
     /// A real store on a disk the content cache fills (issue 3's full disk): every write fails while the files
     /// in `content` hold more than `limit` bytes.
     private final class FullDiskStore: MetadataStore {
@@ -183,14 +210,9 @@ final class StoreWriterTests: XCTestCase {
     }
 
     func testAStoreFailureOutsideTheLockSurfacesAndLosesNothing() async throws {
-        let directory = NSTemporaryDirectory() + "folio-writer-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let store = try FlakyStore(path: directory + "/metadata.sqlite")
-        let cache = try ContentCache(directory: FilePath(directory + "/content"))
-        let configuration = FileSystemConfiguration(groupWriteDelay: .seconds(60))
-        let fileSystem = try FolioFileSystem(
-            store: store, cache: cache, configuration: configuration, logger: Logger(label: "test"))
+        let flaky = try FlakyCore()
+        defer { flaky.remove() }
+        let (store, fileSystem) = (flaky.store, flaky.fileSystem)
         let context = CoreHarness.context(100)
         let (_, handle) = try fileSystem.createFile(
             parent: FolioFileSystem.rootIno, name: "doc.txt", permissions: 0o644, flags: O_WRONLY, context: context)
@@ -213,10 +235,7 @@ final class StoreWriterTests: XCTestCase {
         try fileSystem.synchronizeMetadata()
 
         // What the failed write held is in the store now: a new core over it (as after a crash) has the content.
-        try store.real.close()
-        let reopened = try FolioFileSystem(
-            store: try SQLiteMetadataStore(path: directory + "/metadata.sqlite"), cache: cache,
-            configuration: configuration, logger: Logger(label: "test"))
+        let reopened = try flaky.reopened()
         let attributes = try reopened.lookup(parent: FolioFileSystem.rootIno, name: "doc.txt")
         XCTAssertEqual(attributes.size, 4, "the commit that could not be stored at first is stored now")
         guard let opened = try reopened.tryOpen(attributes.ino, flags: O_RDONLY, context: context) else {
@@ -255,14 +274,9 @@ final class StoreWriterTests: XCTestCase {
     /// A merge whose write fails says so, and what it merged (its rows and its anchor together) is written by the
     /// next write that works: never an anchor without the changes it stands for, nor the other way round.
     func testAMergeWhoseWriteFailsIsWrittenWithItsAnchorByTheNextWrite() throws {
-        let directory = NSTemporaryDirectory() + "folio-writer-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let store = try FlakyStore(path: directory + "/metadata.sqlite")
-        let cache = try ContentCache(directory: FilePath(directory + "/content"))
-        let configuration = FileSystemConfiguration(groupWriteDelay: .seconds(60))
-        let fileSystem = try FolioFileSystem(
-            store: store, cache: cache, configuration: configuration, logger: Logger(label: "test"))
+        let flaky = try FlakyCore()
+        defer { flaky.remove() }
+        let (store, fileSystem) = (flaky.store, flaky.fileSystem)
         try fileSystem.registerContainers([(.drive, SyncAnchor("a1"))])
         XCTAssertTrue(try fileSystem.applyFolderListing(FolioFileSystem.rootIno, items: [listedFile("f", "one.txt")]))
 
@@ -277,10 +291,7 @@ final class StoreWriterTests: XCTestCase {
 
         store.failing.withLock { $0 = false }
         fileSystem.flushDeferredWrites()
-        try store.real.close()
-        let reopened = try FolioFileSystem(
-            store: try SQLiteMetadataStore(path: directory + "/metadata.sqlite"), cache: cache,
-            configuration: configuration, logger: Logger(label: "test"))
+        let reopened = try flaky.reopened()
         XCTAssertEqual(reopened.anchor(of: .drive), SyncAnchor("a2"), "the anchor is stored")
         XCTAssertNoThrow(try reopened.lookup(parent: FolioFileSystem.rootIno, name: "two.txt"), "with its change")
     }

@@ -176,15 +176,22 @@ final class UploadRetryTests: XCTestCase {
         }
     }
 
-    /// A file deleted here and a new one made at its name (another program: a new item): the create is ordered
-    /// after the delete it depends on, so it never finds the name taken (issue 36: it was retried thousands of
-    /// times a second while the delete waited).
-    func testACreateAtANameWhoseDeleteIsPendingWaitsForTheDelete() async throws {
+    /// `n.txt` uploaded, removed by one process and written again by another (a new item), on a manual clock.
+    private func documentRemovedAndMadeAgainByAnotherProcess() async throws
+        -> (ManualClock, CoreHarness, RemoteItemTemplate) {
         let clock = ManualClock()
         let harness = try CoreHarness(clock: clock)
         let old = try await harness.uploadedDocument("n.txt", "old")
         try harness.fileSystem.unlink(parent: 1, name: "n.txt", context: CoreHarness.context(300))
         try await harness.write("n.txt", "new", process: 400)
+        return (clock, harness, old)
+    }
+
+    /// A file deleted here and a new one made at its name (another program: a new item): the create is ordered
+    /// after the delete it depends on, so it never finds the name taken (issue 36: it was retried thousands of
+    /// times a second while the delete waited).
+    func testACreateAtANameWhoseDeleteIsPendingWaitsForTheDelete() async throws {
+        let (clock, harness, old) = try await documentRemovedAndMadeAgainByAnotherProcess()
         XCTAssertEqual(harness.fileSystem.nextUploadWork(limit: 4).map(\.summary), [], "the delete waits for a save")
         clock.advance(by: .seconds(3))  // past the window in which a save could still take the old item over
         let first = harness.fileSystem.nextUploadWork(limit: 4)
@@ -205,11 +212,7 @@ final class UploadRetryTests: XCTestCase {
     /// the delete of the old item (both go again at once) and find the name taken. That clash passes once the
     /// delete lands: the create waits and is retried (after a backoff), never `failed` for the user.
     func testANameTakenByAnItemWhoseDeleteIsPendingIsRetriedNotFailed() async throws {
-        let clock = ManualClock()
-        let harness = try CoreHarness(clock: clock)
-        let old = try await harness.uploadedDocument("n.txt", "old")
-        try harness.fileSystem.unlink(parent: 1, name: "n.txt", context: CoreHarness.context(300))
-        try await harness.write("n.txt", "new", process: 400)
+        let (clock, harness, old) = try await documentRemovedAndMadeAgainByAnotherProcess()
         try harness.remount()  // as after a crash: what orders the create after the delete is not stored
         clock.advance(by: .seconds(3))  // past the window in which a save could still take the old item over
         let works = harness.fileSystem.nextUploadWork(limit: 2)  // the delete and the create, at once
