@@ -3,53 +3,6 @@ import FolioTesting
 import Foundation
 import XCTest
 
-/// A sequence to run: the first `length` steps of `seed`'s random sequence, or only the steps `kept` of them (a
-/// minimal failing sequence, as shrinking printed it), or steps written out.
-struct ReferenceCase: CustomStringConvertible {
-    /// The seed of the random sequence (`nil`: the steps are written out).
-    var seed: UInt64?
-    /// How many steps the random sequence has.
-    var length: Int
-    /// The indices of the steps run (`nil`: all).
-    var kept: [Int]?
-    /// The steps written out.
-    var steps: [ReferenceOperation]?
-
-    /// The first `length` steps of `seed`'s sequence, or those of them `kept`.
-    init(seed: UInt64, length: Int, kept: [Int]? = nil) {
-        self.seed = seed
-        self.length = length
-        self.kept = kept
-    }
-
-    /// These steps.
-    init(steps: [ReferenceOperation]) {
-        self.steps = steps
-        length = steps.count
-    }
-
-    /// The steps to run.
-    var operations: [ReferenceOperation] {
-        guard let seed else { return steps ?? [] }
-        let all = ReferenceOperation.sequence(seed: seed, count: length)
-        return kept.map { $0.map { all[$0] } } ?? all
-    }
-
-    /// The case made of the steps `indices` (of ``operations``) of this one.
-    func keeping(_ indices: [Int]) -> ReferenceCase {
-        guard let seed else { return ReferenceCase(steps: indices.map { operations[$0] }) }
-        let base = kept ?? Array(0..<length)
-        return ReferenceCase(seed: seed, length: length, kept: indices.map { base[$0] })
-    }
-
-    var description: String {
-        guard let seed else {
-            return "ReferenceCase(steps: [\(operations.map(\.description).joined(separator: ", "))])"
-        }
-        return "ReferenceCase(seed: \(seed), length: \(length)\(kept.map { ", kept: \($0)" } ?? ""))"
-    }
-}
-
 /// Random sequences of this device's operations (write, append, mkdir, rename, unlink, rmdir, read, evict,
 /// resolve), another device's on the remote (create, edit, rename, delete), the sync engine's steps by hand
 /// (uploads taken, sent — sometimes failing or losing their answer — and finished; changes fetched and applied;
@@ -125,7 +78,7 @@ final class ReferenceModelTests: XCTestCase {
         (ReferenceCase(steps: [
             .makeFolder(folder: 0, name: 2), .takeUploads(count: 4), .sendUpload(pick: 0, fault: .none),
             .remoteMakeFolder(folder: 1, name: 1), .expireAnchors, .fetchChanges,
-        ]), .resyncWhileFolderCreateInFlight),
+        ]), .resyncWhileUploadsInFlight),
         // Seed 318's 150 steps, shrunk: another device makes notes; this device merges it (a placeholder), the other
         // device deletes it, this device renames it to a. The rename's upload finds it gone: it is created again,
         // empty, on the remote; here it is `materialized` without content.
@@ -150,6 +103,31 @@ final class ReferenceModelTests: XCTestCase {
             .rename(item: 0, folder: 0, name: 0), .passTime(seconds: 4), .takeUploads(count: 1),
             .remoteWrite(folder: 0, name: 4, length: 5), .unlink(file: 0),
         ]), .removedWhileRenameInFlight),
+        // Seed 1227's 300 steps, shrunk: both devices make a (this device's never merged the other's); the other
+        // device deletes its a; this device sends the create of its own; the other device writes it again; the
+        // remote trims its history and the next fetch resyncs: a has a local change here, so the resync leaves it,
+        // and its anchor passes the other device's write. This device keeps its own content at the version its
+        // create made, never the newer one.
+        (ReferenceCase(steps: [
+            .remoteWrite(folder: 0, name: 0, length: 3), .write(folder: 0, name: 0, length: 4), .remoteDelete(item: 0),
+            .takeUploads(count: 1), .expireAnchors, .sendUpload(pick: 0, fault: .none),
+            .remoteWrite(folder: 0, name: 0, length: 5), .fetchChanges,
+        ]), .resyncWhileUploadsInFlight),
+        // Seed 1069's 300 steps, shrunk and made by hand: this device moves c into doc.txt, the other moves doc.txt
+        // into c; after a restart this device lists c again (the listings of before are confirmed again): c and
+        // doc.txt leave the tree.
+        (ReferenceCase(steps: [
+            .remoteMakeFolder(folder: 0, name: 2), .remoteMakeFolder(folder: 0, name: 3), .settle,
+            .rename(item: 0, folder: 2, name: 3), .remoteRename(item: 1, folder: 1, name: 0), .remount,
+            .listFolder(pick: 2),
+        ]), .moveCycle),
+        // Seed 1141's 300 steps, shrunk and made by hand: c is conflicted here (appended here, written there); this
+        // device renames c over b: the conflict version goes, and so does the other device's version on the remote.
+        (ReferenceCase(steps: [
+            .remoteWrite(folder: 0, name: 1, length: 3), .remoteWrite(folder: 0, name: 2, length: 3), .settle,
+            .append(file: 1), .remoteWrite(folder: 0, name: 2, length: 5), .fetchChanges, .applyChanges,
+            .keepConflicts, .rename(item: 1, folder: 0, name: 1),
+        ]), .conflictedFileRenamedOverAnother),
     ]
 
     /// The environment's setting `name` as a number.

@@ -71,7 +71,8 @@ extension ReferenceWorld {
             || (sourceIsFolder && targetIsEmptyFolder))
         if avoidsChange(in: folder) || allowed && targetEntry == .directory && avoidsRemoving(target)
             || avoidsRenaming(source) || targetEntry != nil && (avoidsRemovingInFlight(source)
-                || avoidsRemovingInFlight(target)) { return }
+                || avoidsRemovingInFlight(target)) || avoidsCycle(moving: source, into: folder)
+            || targetEntry != nil && avoidsReplacing(with: source) { return }
         let replacedFolder = targetEntry == .directory ? (try? core.ino(target)).flatMap(fileSystem.node)?.itemID : nil
         note("rename /\(source) → /\(target) (expect \(allowed ? "done" : "refused"))")
         do {
@@ -248,6 +249,30 @@ extension ReferenceWorld {
             case .delete: false
             }
         }
+    }
+
+    /// Whether moving the folder at `source` into the folder at `folder` here would show
+    /// ``ReferenceDefect/moveCycle`` (the remote has `folder` below `source`) while that defect is avoided.
+    func avoidsCycle(moving source: String, into folder: String) -> Bool {
+        guard avoiding.contains(.moveCycle), model[source] == .directory, !folder.isEmpty,
+              let moved = (try? core.ino(source)).flatMap(fileSystem.node),
+              let destination = (try? core.ino(folder)).flatMap(fileSystem.node) else { return false }
+        let items = Dictionary(provider.items().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var current: ItemID? = destination.itemID
+        while let id = current, let item = items[id] {
+            if id == moved.itemID { return true }
+            current = item.parentID
+        }
+        return false
+    }
+
+    /// Whether renaming the file at `source` over another would show
+    /// ``ReferenceDefect/conflictedFileRenamedOverAnother`` (it has conflict versions) while that defect is avoided.
+    func avoidsReplacing(with source: String) -> Bool {
+        guard avoiding.contains(.conflictedFileRenamedOverAnother), let ino = try? core.ino(source) else {
+            return false
+        }
+        return ((try? fileSystem.versions(of: ino))?.count ?? 0) > 1
     }
 
     /// Whether removing the folder at `path` here would show ``ReferenceDefect/folderRemovedWhileFilledElsewhere``

@@ -59,7 +59,8 @@ extension ReferenceWorld {
               let folder = ReferenceOperation.choose(remoteFolders(tree), folderPick) else { return }
         let target = Self.join(folder.path, ReferenceOperation.names[name])
         guard tree[target] == nil, !target.hasPrefix(source + "/"), !avoidsAdding(to: folder.id),
-              item.kind != .directory || !avoidsMoving(into: folder.id) else { return }
+              item.kind != .directory
+                || !avoidsMoving(into: folder.id) && !avoidsCycle(moving: item.id, into: folder.id) else { return }
         note("remote: rename /\(source) → /\(target)")
         try provider.modify(
             item.id, in: .drive, baseVersion: item.version,
@@ -94,6 +95,18 @@ extension ReferenceWorld {
         guard avoiding.contains(.folderMovedIntoUnlistedFolder), let folder else { return false }
         guard let ino = fileSystem.ino(of: folder), let node = fileSystem.node(ino) else { return true }
         return !node.childrenListed
+    }
+
+    /// Whether moving the remote folder `moved` into the remote folder `folder` would show
+    /// ``ReferenceDefect/moveCycle`` (this device has `folder` below `moved`) while that defect is avoided.
+    private func avoidsCycle(moving moved: ItemID, into folder: ItemID?) -> Bool {
+        guard avoiding.contains(.moveCycle), let folder, let movedIno = fileSystem.ino(of: moved),
+              var current = fileSystem.ino(of: folder) else { return false }
+        while current != FolioFileSystem.rootIno, let node = fileSystem.node(current) {
+            if current == movedIno { return true }
+            current = node.parent
+        }
+        return false
     }
 
     /// Whether deleting the remote file `file` would show ``ReferenceDefect/renamedHereDeletedElsewhere`` (it waits

@@ -95,17 +95,17 @@ extension ReferenceWorld {
             fetched.append((changes, epoch))
             note("fetch changes: \(Self.summary(changes))")
         } catch FolioError.anchorExpired {
-            if try avoidsResync() { return note("the anchor expired: resync later (a folder's create is on its way)") }
+            if try avoidsResync() { return note("the anchor expired: resync later (uploads are on their way)") }
             note("the anchor expired: resync")
             try await merging("a resync") { try await resync() }
         }
     }
 
-    /// Whether a resync now would show ``ReferenceDefect/resyncWhileFolderCreateInFlight`` (a folder here is not
-    /// known to the remote yet) while that defect is avoided.
+    /// Whether a resync now would show ``ReferenceDefect/resyncWhileUploadsInFlight`` (something waits for upload, or
+    /// an upload's answer is not in) while that defect is avoided.
     func avoidsResync() throws -> Bool {
-        guard avoiding.contains(.resyncWhileFolderCreateInFlight) else { return false }
-        return try observe().nodes.values.contains { $0.kind == .directory && $0.remoteVersion == nil }
+        guard avoiding.contains(.resyncWhileUploadsInFlight) else { return false }
+        return !inFlight.isEmpty || fileSystem.pendingUploadCount > 0
     }
 
     /// Applies the oldest change set fetched.
@@ -363,7 +363,7 @@ extension ReferenceWorld {
                 changes = try await provider.changes(in: .drive, since: anchor)
             } catch FolioError.anchorExpired {
                 if try avoidsResync() {
-                    note("the anchor expired: resync later (a folder's create is on its way)")
+                    note("the anchor expired: resync later (uploads are on their way)")
                     return true
                 }
                 note("the anchor expired: resync")
