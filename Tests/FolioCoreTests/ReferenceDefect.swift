@@ -27,19 +27,6 @@ enum ReferenceDefect: String, CaseIterable, Sendable {
     /// arrives with only the changed children, and the others never show here. So another device moves a folder
     /// only into a folder this device has listed.
     case folderMovedIntoUnlistedFolder
-    /// A file renamed here (never downloaded here) that another device deleted is created again on the remote as an
-    /// empty file: the rename's upload finds it gone, and the core creates it again from a local version it does
-    /// not have. The remote gets an empty document the other device deleted; here it is `materialized` without
-    /// content, and an open of it for reading never returns (it spins: no content to open, nothing to download).
-    /// So the sequences neither delete on the remote a file that waits here to send a rename without its
-    /// content, nor rename here such a file the remote no longer has.
-    case renamedHereDeletedElsewhere
-    /// A file removed here while its rename (a change without content) is on its way to the remote, which another
-    /// device has meanwhile given new content: the rename lands (the answer says the content changed elsewhere),
-    /// and the core moves the removal's base version to the version that answer names, so the delete that follows
-    /// removes the other device's content, which nobody here saw: lost. So the sequences remove nothing here
-    /// while an upload of it is on its way.
-    case removedWhileRenameInFlight
     /// Two devices' moves make a cycle (this device moves c into d while the other moves d into c): a listing of c
     /// here, which names d as its child, moves d into c although c is inside d here, and both leave the tree with
     /// everything in them (the local move not sent yet included). So neither device moves a folder into one the

@@ -70,8 +70,7 @@ extension ReferenceWorld {
             || (!sourceIsFolder && targetEntry != .directory)
             || (sourceIsFolder && targetIsEmptyFolder))
         if avoidsChange(in: folder) || allowed && targetEntry == .directory && avoidsRemoving(target)
-            || avoidsRenaming(source) || targetEntry != nil && (avoidsRemovingInFlight(source)
-                || avoidsRemovingInFlight(target)) || avoidsCycle(moving: source, into: folder)
+            || avoidsCycle(moving: source, into: folder)
             || targetEntry != nil && avoidsReplacing(with: source) { return }
         let replacedFolder = targetEntry == .directory ? (try? core.ino(target)).flatMap(fileSystem.node)?.itemID : nil
         note("rename /\(source) → /\(target) (expect \(allowed ? "done" : "refused"))")
@@ -100,7 +99,7 @@ extension ReferenceWorld {
 
     /// Removes a file.
     func unlink(file pick: UInt32) throws {
-        guard let path = ReferenceOperation.choose(localFiles, pick), !avoidsRemovingInFlight(path) else { return }
+        guard let path = ReferenceOperation.choose(localFiles, pick) else { return }
         // (A document removed goes with its conflict versions: the user removed it knowing it was conflicted.)
         let ino = try core.ino(path)
         let versions = try fileSystem.versions(of: ino).filter { !$0.isCurrent }.map {
@@ -227,28 +226,6 @@ extension ReferenceWorld {
         guard avoiding.contains(.changeInFolderDeletedElsewhere), !path.isEmpty, let ino = try? core.ino(path),
               let node = fileSystem.node(ino), node.remoteVersion != nil else { return false }
         return !provider.items().contains { $0.id == node.itemID }
-    }
-
-    /// Whether renaming the item at `path` here would show ``ReferenceDefect/renamedHereDeletedElsewhere`` (a file
-    /// without content here that the remote no longer has) while that defect is avoided.
-    func avoidsRenaming(_ path: String) -> Bool {
-        guard avoiding.contains(.renamedHereDeletedElsewhere), let ino = try? core.ino(path),
-              let node = fileSystem.node(ino), node.kind == .file, !node.state.hasLocalContent else { return false }
-        return !provider.items().contains { $0.id == node.itemID }
-    }
-
-    /// Whether removing (or replacing) the file at `path` here would show
-    /// ``ReferenceDefect/removedWhileRenameInFlight`` (an upload of it is on its way) while that defect is avoided.
-    func avoidsRemovingInFlight(_ path: String) -> Bool {
-        guard avoiding.contains(.removedWhileRenameInFlight), let ino = try? core.ino(path),
-              let node = fileSystem.node(ino) else { return false }
-        return inFlight.contains { upload in
-            switch upload.work {
-            case .create(_, let template, _, _, _): template.id == node.itemID
-            case .modify(_, let itemID, _, _, _, _, _, _): itemID == node.itemID
-            case .delete: false
-            }
-        }
     }
 
     /// Whether moving the folder at `source` into the folder at `folder` here would show

@@ -73,7 +73,6 @@ extension ReferenceWorld {
         guard let (path, item) = ReferenceOperation.choose(tree.sorted { $0.key < $1.key }, pick) else { return }
         if item.kind == .directory, tree.keys.contains(where: { $0.hasPrefix(path + "/") }) { return }
         if item.kind == .directory, avoidsDeleting(item.id) { return }
-        if item.kind == .file, avoidsDeletingRenamed(item.id) { return }
         note("remote: delete /\(path)")
         kill(provider.content(of: item.id).map { String(decoding: $0, as: UTF8.self) })
         try provider.delete(item.id, in: .drive, baseVersion: item.version)
@@ -107,14 +106,6 @@ extension ReferenceWorld {
             current = node.parent
         }
         return false
-    }
-
-    /// Whether deleting the remote file `file` would show ``ReferenceDefect/renamedHereDeletedElsewhere`` (it waits
-    /// here to send a rename, without its content) while that defect is avoided.
-    private func avoidsDeletingRenamed(_ file: ItemID) -> Bool {
-        guard avoiding.contains(.renamedHereDeletedElsewhere), let ino = fileSystem.ino(of: file),
-              let node = fileSystem.node(ino) else { return false }
-        return node.metadataDirty && !node.state.hasLocalContent
     }
 
     /// Whether deleting the remote folder `folder` would show ``ReferenceDefect/changeInFolderDeletedElsewhere``
